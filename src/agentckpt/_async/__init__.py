@@ -1,0 +1,1 @@
+"""Async sources; the sync twins in ``agentckpt._sync`` are generated from them."""

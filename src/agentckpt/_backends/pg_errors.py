@@ -1,0 +1,65 @@
+"""Translation of psycopg errors into agentckpt's exception tree, and what may be retried."""
+
+from __future__ import annotations
+
+import enum
+
+import psycopg
+from psycopg import errors as pg
+
+from ..errors import (
+    InvalidValueError,
+    MigrationError,
+    OutcomeUnknownError,
+    StorageFullError,
+    StoreError,
+    UnavailableError,
+)
+
+
+class Retry(enum.Enum):
+    """What a failed attempt allows."""
+
+    NO = "no"
+    CONNECTION = "connection"  # the connection broke; the statement may or may not have run
+    CONFLICT = "conflict"  # serialization failure or deadlock: rolled back, safe to rerun
+
+
+# SQLSTATE classes that mean "this connection is gone or the server is going away".
+_CONNECTION_CLASSES = ("08", "57")
+
+
+def retry_kind(exc: psycopg.Error) -> Retry:
+    """Classify an error for the retry loop."""
+    state = exc.sqlstate
+    if state in ("40001", "40P01"):
+        return Retry.CONFLICT
+    if state is None and isinstance(exc, psycopg.OperationalError):
+        return Retry.CONNECTION
+    if state is not None and state[:2] in _CONNECTION_CLASSES and state != "57014":
+        return Retry.CONNECTION
+    return Retry.NO
+
+
+def translate(exc: psycopg.Error, *, writing: bool) -> Exception:
+    """The agentckpt error for a psycopg error that will not be retried (again)."""
+    state = exc.sqlstate or ""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if retry_kind(exc) is Retry.CONNECTION:
+        if writing:
+            return OutcomeUnknownError(
+                f"PostgreSQL connection lost during a write ({text}); the write may or may not "
+                "be durable: retry the same commit, it is idempotent"
+            )
+        return UnavailableError(f"PostgreSQL unavailable: {text}")
+    if state.startswith("53"):
+        return StorageFullError(f"PostgreSQL out of resources ({state}): {text}")
+    if isinstance(exc, pg.UndefinedTable | pg.InvalidSchemaName):
+        return MigrationError(
+            f"PostgreSQL: {text}; run `agentckpt migrate` or Store.migrate() first"
+        )
+    if isinstance(exc, pg.ProgramLimitExceeded | pg.UntranslatableCharacter):
+        return InvalidValueError("", f"PostgreSQL refused the value ({state}): {text}")
+    if isinstance(exc, pg.QueryCanceled | pg.LockNotAvailable):
+        return UnavailableError(f"PostgreSQL gave up waiting ({state}): {text}")
+    return StoreError(f"PostgreSQL error {state or '(no SQLSTATE)'}: {text}")

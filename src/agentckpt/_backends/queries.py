@@ -1,0 +1,68 @@
+"""Loads the named SQL and the numbered migrations shipped in ``agentckpt/sql/<dialect>/``."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from importlib.resources import files
+
+_NAME = re.compile(r"^-- name: ([a-z_][a-z0-9_]*)\s*$", re.MULTILINE)
+_MIGRATION = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    """One forward-only schema change."""
+
+    version: int
+    name: str
+    sql: str
+
+
+def _sql_dir(dialect: str):  # type: ignore[no-untyped-def]
+    return files("agentckpt").joinpath("sql", dialect)
+
+
+@cache
+def load_queries(dialect: str) -> dict[str, str]:
+    """Every ``-- name:`` block of every ``.sql`` file beside the migrations, by name."""
+    queries: dict[str, str] = {}
+    for entry in sorted(_sql_dir(dialect).iterdir(), key=lambda e: e.name):
+        if not entry.name.endswith(".sql") or entry.name == "schema.sql":
+            continue
+        text = entry.read_text(encoding="utf-8")
+        parts = _NAME.split(text)
+        for name, body in zip(parts[1::2], parts[2::2], strict=True):
+            if name in queries:
+                raise RuntimeError(f"query {name!r} is defined twice in sql/{dialect}")
+            queries[name] = body.strip()
+    return queries
+
+
+def split_statements(sql: str) -> list[str]:
+    """Split a block into statements at semicolons that end a line; drop comment lines."""
+    lines = [line for line in sql.splitlines() if not line.lstrip().startswith("--")]
+    text = "\n".join(lines)
+    return [s.strip() for s in re.split(r";\s*(?:\n|$)", text) if s.strip()]
+
+
+@cache
+def load_migrations(dialect: str) -> tuple[Migration, ...]:
+    """The dialect's migrations, ordered by version; versions must be 1, 2, 3, ... ."""
+    found = []
+    for entry in _sql_dir(dialect).joinpath("migrations").iterdir():
+        match = _MIGRATION.match(entry.name)
+        if match:
+            found.append(Migration(int(match[1]), match[2], entry.read_text(encoding="utf-8")))
+    found.sort(key=lambda m: m.version)
+    for expected, migration in enumerate(found, start=1):
+        if migration.version != expected:
+            raise RuntimeError(f"sql/{dialect}/migrations: expected version {expected:04d}")
+    return tuple(found)
+
+
+def schema_sql(dialect: str) -> str:
+    """The documented schema, the state every migrated database must reach."""
+    text: str = _sql_dir(dialect).joinpath("schema.sql").read_text(encoding="utf-8")
+    return text

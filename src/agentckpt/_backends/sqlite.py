@@ -1,0 +1,253 @@
+"""SQLite backend: the embedded, zero-setup default (standard library ``sqlite3``)."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+from uuid import UUID
+
+import orjson
+
+from ..errors import (
+    InvalidValueError,
+    MigrationError,
+    StorageFullError,
+    StoreError,
+    UnavailableError,
+)
+from .base import CommitOutcome, Committed, Params, Refused, Row, StepWrite
+from .queries import Migration, load_migrations, load_queries, split_statements
+
+T = TypeVar("T")
+
+_UUID_COLUMNS = frozenset({"run_id", "parent_run_id"})
+_BOOL_COLUMNS = frozenset({"is_open", "head_open"})
+
+
+def _param(value: Any) -> Any:
+    if isinstance(value, UUID):
+        return str(value)
+    if isinstance(value, bool):
+        return int(value)
+    return value
+
+
+def _params(params: Params) -> dict[str, Any]:
+    return {key: _param(value) for key, value in params.items()}
+
+
+def _column(name: str, value: Any) -> Any:
+    if value is None:
+        return None
+    if name in _UUID_COLUMNS:
+        return UUID(value)
+    if name in _BOOL_COLUMNS:
+        return bool(value)
+    if name.endswith("_at") and isinstance(value, str):
+        return datetime.fromisoformat(value).replace(tzinfo=UTC)
+    return value
+
+
+def _translate(exc: sqlite3.Error) -> Exception:
+    code = getattr(exc, "sqlite_errorcode", None)
+    text = str(exc)
+    if code == sqlite3.SQLITE_FULL or "disk is full" in text:
+        return StorageFullError(f"SQLite: {text}; free disk space and retry")
+    if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED) or "locked" in text:
+        return UnavailableError(f"SQLite: {text}; another process held the write lock too long")
+    if "no such table" in text:
+        return MigrationError(f"SQLite: {text}; run `agentckpt migrate` or Store.migrate()")
+    if isinstance(exc, sqlite3.DataError) or code == sqlite3.SQLITE_TOOBIG:
+        return InvalidValueError("", f"SQLite refused the value: {text}")
+    return StoreError(f"SQLite: {text}")
+
+
+class SqliteBackend:
+    """One SQLite database file, shared safely by the threads of one process.
+
+    Several processes may use the same file: writers take the lock with
+    ``BEGIN IMMEDIATE`` and wait up to ``busy_timeout`` for each other.
+    """
+
+    dialect = "sqlite"
+
+    def __init__(self, path: str, *, busy_timeout: float = 30.0) -> None:
+        self.path = path
+        if path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            # isolation_level=None: no implicit BEGIN; this class owns every transaction.
+            self._conn = sqlite3.connect(
+                path, isolation_level=None, check_same_thread=False, timeout=busy_timeout
+            )
+            # WAL: readers never block the writer and a crash never corrupts the file.
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            # FULL: in WAL mode, an acknowledged commit survives power loss (NORMAL may not).
+            self._conn.execute("PRAGMA synchronous=FULL")
+            # Wait for another process's write lock instead of failing at once.
+            self._conn.execute(f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")
+            self._conn.execute("PRAGMA foreign_keys=ON")
+        except sqlite3.Error as exc:
+            raise _translate(exc) from exc
+        self._lock = threading.RLock()
+        self._queries = load_queries("sqlite")
+
+    # -- plumbing --------------------------------------------------------------------
+
+    def _locked(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        with self._lock:
+            try:
+                return fn(self._conn)
+            except sqlite3.Error as exc:
+                raise _translate(exc) from exc
+
+    def _transaction(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        def run(conn: sqlite3.Connection) -> T:
+            # IMMEDIATE takes the write lock up front, so the transaction cannot fail
+            # half-way with SQLITE_BUSY when it upgrades from reading to writing.
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                result = fn(conn)
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+            return result
+
+        return self._locked(run)
+
+    @staticmethod
+    def _rows(cursor: sqlite3.Cursor) -> list[Row]:
+        if cursor.description is None:
+            return []
+        names = [d[0] for d in cursor.description]
+        return [
+            {name: _column(name, value) for name, value in zip(names, row, strict=True)}
+            for row in cursor.fetchall()
+        ]
+
+    def _run_block(self, conn: sqlite3.Connection, name: str, params: Params) -> list[Row]:
+        rows: list[Row] = []
+        bound = _params(params)
+        for statement in split_statements(self._queries[name]):
+            cursor = conn.execute(statement, bound)
+            rows = self._rows(cursor)
+        return rows
+
+    # -- Backend interface ---------------------------------------------------------------
+
+    def migrate(self) -> list[int]:
+        """Apply pending migrations, each in its own ``BEGIN IMMEDIATE`` transaction."""
+        applied: list[int] = []
+
+        def step(conn: sqlite3.Connection, version: int, name: str, sql: str) -> bool:
+            done = {r[0] for r in conn.execute(self._queries["applied_migrations"])}
+            if version in done:
+                return False
+            for statement in split_statements(sql):
+                conn.execute(statement)
+            conn.execute(self._queries["record_migration"], {"version": version, "name": name})
+            return True
+
+        self._locked(lambda conn: conn.execute(self._queries["migrations_table"]))
+        for migration in load_migrations("sqlite"):
+
+            def apply(conn: sqlite3.Connection, m: Migration = migration) -> bool:
+                return step(conn, m.version, m.name, m.sql)
+
+            if self._transaction(apply):
+                applied.append(migration.version)
+        return applied
+
+    def applied_migrations(self) -> list[int]:
+        """The recorded migration versions; empty for a fresh file."""
+
+        def read(conn: sqlite3.Connection) -> list[int]:
+            exists = conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type='table' AND name='schema_migrations'"
+            ).fetchone()
+            if not exists:
+                return []
+            return [r[0] for r in conn.execute(self._queries["applied_migrations"])]
+
+        return self._locked(read)
+
+    def read(self, name: str, params: Params) -> list[Row]:
+        """Run a named read-only query."""
+        return self._locked(lambda conn: self._run_block(conn, name, params))
+
+    def write(self, name: str, params: Params) -> list[Row]:
+        """Run a named write block in one transaction."""
+        return self._transaction(lambda conn: self._run_block(conn, name, params))
+
+    def write_many(self, name: str, params: Sequence[Params]) -> None:
+        """Run a named single-statement write per parameter set, in one transaction."""
+        statement = self._queries[name]
+        bound = [_params(p) for p in params]
+
+        def run(conn: sqlite3.Connection) -> None:
+            conn.executemany(statement, bound)
+
+        self._transaction(run)
+
+    def commit(self, write: StepWrite) -> CommitOutcome:
+        """Guard, blobs, prune, seal and the step row, all in one transaction."""
+        q = self._queries
+        params = _params(write.params())
+
+        def run(conn: sqlite3.Connection) -> CommitOutcome:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                if conn.execute(q["commit_guard"], params).rowcount != 1:
+                    conn.execute("ROLLBACK")
+                    probe = self._rows(conn.execute(q["commit_probe"], params))
+                    return Refused(probe[0] if probe else None)
+                if write.metadata is not None:
+                    self._merge_metadata(conn, params["run_id"], write.metadata)
+                if write.blobs:
+                    conn.executemany(
+                        q["insert_blob"],
+                        [
+                            {
+                                "run_id": params["run_id"],
+                                "digest": b.digest,
+                                "codec": b.codec,
+                                "size": b.size,
+                                "data": b.data,
+                            }
+                            for b in write.blobs
+                        ],
+                    )
+                if write.prune_below is not None:
+                    conn.execute(
+                        q["prune_steps"], {"run_id": params["run_id"], "below": write.prune_below}
+                    )
+                if write.seal_step is not None:
+                    conn.execute(q["seal_step"], params)
+                rows = self._rows(conn.execute(q["upsert_step"], params))
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+            return Committed(rows[0]["created_at"], rows[0]["updated_at"])
+
+        return self._locked(run)
+
+    def _merge_metadata(self, conn: sqlite3.Connection, run_id: str, patch: str) -> None:
+        # Top-level keys replace, as jsonb || does on PostgreSQL; json_patch would recurse.
+        current = conn.execute(self._queries["get_metadata"], {"run_id": run_id}).fetchone()
+        merged = orjson.loads(current[0]) if current else {}
+        merged.update(orjson.loads(patch))
+        conn.execute(
+            self._queries["set_metadata"],
+            {"run_id": run_id, "metadata": orjson.dumps(merged).decode()},
+        )
+
+    def close(self) -> None:
+        """Close the connection; the file stays consistent whatever happens after."""
+        with self._lock:
+            self._conn.close()

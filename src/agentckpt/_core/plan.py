@@ -1,0 +1,217 @@
+"""What a commit writes and how a state is rebuilt from stored steps; no I/O here.
+
+The store feeds these functions what it read and sends what they return, so the logic of
+snapshots, deltas, chains and checksums is the same for every backend, sync and async.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+from ..errors import CorruptDataError
+from .codec import DEFAULT_LIMITS, Limits, decode, encode
+from .compression import pack, unpack
+from .delta import apply, diff
+from .policy import SnapshotPolicy
+
+
+@dataclass(frozen=True, slots=True)
+class Head:
+    """What the writer knows of a run's newest step: the base of its next delta.
+
+    ``state`` is owned by the store (decoded from the bytes it wrote or read), never the
+    caller's object, which the caller may go on mutating.
+    """
+
+    step: int | None
+    version: int
+    is_open: bool
+    kind: str | None
+    state: Any
+    delta_bytes: int
+    snapshot_step: int | None
+    chain_bytes: int
+    parent_step: int | None
+    parent_state: Any
+
+
+EMPTY_HEAD = Head(None, 0, False, None, None, 0, None, 0, None, None)
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """One step, ready to send; ``head`` is what the run's head will be once it commits."""
+
+    run_id: UUID
+    step: int
+    parent_step: int | None
+    kind: str
+    is_open: bool
+    codec: str
+    payload: bytes
+    raw_bytes: int
+    state_bytes: int
+    checksum: bytes
+    write_version: int
+    expected_step: int | None
+    expected_version: int
+    snapshot_step: int
+    chain_bytes: int
+    prune_below: int | None
+    seal_step: int | None
+    head: Head
+
+
+def checksum(encoded_state: bytes) -> bytes:
+    """The checksum stored with each step: sha256 of the state's exact encoding."""
+    return hashlib.sha256(encoded_state).digest()
+
+
+def plan_commit(
+    run_id: UUID,
+    head: Head,
+    state: Any,
+    *,
+    step: int,
+    keep_open: bool,
+    policy: SnapshotPolicy,
+    limits: Limits = DEFAULT_LIMITS,
+) -> Plan:
+    """Decide kind, payload and guard of a commit of ``state`` as ``step``.
+
+    ``step`` is either after the head (a new step) or the head itself when the head is
+    open (an overwrite). The caller has checked which.
+    """
+    overwrite = head.step is not None and step == head.step
+    if overwrite:
+        base_step, base_state = head.parent_step, head.parent_state
+        forced_snapshot = head.kind == "snapshot"
+        snap_before = head.snapshot_step
+        chain_before = head.chain_bytes - head.delta_bytes
+        write_version = head.version + 1
+        seal_step = None
+    else:
+        base_step, base_state = head.step, head.state
+        forced_snapshot = head.step is None
+        snap_before = head.snapshot_step
+        chain_before = head.chain_bytes
+        write_version = 1
+        seal_step = head.step if head.is_open else None
+
+    full = encode(state, limits=limits)
+    kind = "snapshot"
+    raw = full
+    if not forced_snapshot and base_step is not None:
+        delta_raw = encode(diff(base_state, state))
+        since = None if snap_before is None else step - snap_before
+        kind = policy.choose(
+            steps_since_snapshot=since,
+            chain_bytes=chain_before,
+            delta_bytes=len(delta_raw),
+            state_bytes=len(full),
+        )
+        if kind == "delta":
+            raw = delta_raw
+
+    if kind == "snapshot":
+        snapshot_step, chain_bytes, delta_bytes = step, 0, 0
+        prune_below = step if policy.prune else None
+    else:
+        assert snap_before is not None
+        snapshot_step, chain_bytes, delta_bytes = snap_before, chain_before + len(raw), len(raw)
+        prune_below = None
+    if seal_step is not None and prune_below is not None and seal_step < prune_below:
+        seal_step = None  # the prune deletes that row; one statement must not touch it twice
+
+    codec, payload = pack(raw)
+    new_head = Head(
+        step=step,
+        version=write_version,
+        is_open=keep_open,
+        kind=kind,
+        state=decode(full),
+        delta_bytes=delta_bytes,
+        snapshot_step=snapshot_step,
+        chain_bytes=chain_bytes,
+        parent_step=base_step,
+        parent_state=base_state if keep_open else None,
+    )
+    return Plan(
+        run_id=run_id,
+        step=step,
+        parent_step=base_step,
+        kind=kind,
+        is_open=keep_open,
+        codec=codec,
+        payload=payload,
+        raw_bytes=len(raw),
+        state_bytes=len(full),
+        checksum=checksum(full),
+        write_version=write_version,
+        expected_step=head.step,
+        expected_version=head.version,
+        snapshot_step=snapshot_step,
+        chain_bytes=chain_bytes,
+        prune_below=prune_below,
+        seal_step=seal_step,
+        head=new_head,
+    )
+
+
+def rebuild(run_id: UUID, rows: Sequence[dict[str, Any]], *, verify: bool = True) -> Head:
+    """Rebuild the state of the last row from a snapshot row and the delta rows after it.
+
+    ``rows`` come from the ``load_chain`` query, in step order. With ``verify`` the
+    result is checked against the stored checksum, which catches corruption and any
+    delta that does not reproduce the state it was made from.
+    """
+    if not rows:
+        return EMPTY_HEAD
+    first = rows[0]
+    if first["kind"] != "snapshot":
+        raise CorruptDataError(f"run {run_id} step {first['step']}: chain has no snapshot")
+    state: Any = None
+    parent_state: Any = None
+    chain_bytes = 0
+    last = rows[-1]
+    for row in rows:
+        where = f"run {run_id} step {row['step']}"
+        raw = unpack(row["codec"], row["payload"], where=where)
+        try:
+            document = decode(raw)
+        except CorruptDataError as exc:
+            raise CorruptDataError(f"{where}: {exc}") from exc
+        if row is last and last["is_open"]:
+            parent_state = state if row["kind"] == "delta" else None
+        if row["kind"] == "snapshot":
+            state, chain_bytes = document, 0
+        else:
+            try:
+                # Keep the parent intact when the head is open: it is the next base.
+                state = apply(state, document, in_place=row is not last or not last["is_open"])
+            except ValueError as exc:
+                raise CorruptDataError(f"{where}: delta does not apply: {exc}") from exc
+            chain_bytes += row["raw_bytes"]
+    if verify and checksum(encode(state)) != bytes(last["checksum"]):
+        raise CorruptDataError(
+            f"run {run_id} step {last['step']}: rebuilt state does not match its checksum"
+        )
+    return Head(
+        step=last["step"],
+        version=last["write_version"],
+        is_open=bool(last["is_open"]),
+        kind=last["kind"],
+        state=state,
+        delta_bytes=last["raw_bytes"] if last["kind"] == "delta" else 0,
+        snapshot_step=first["step"],
+        chain_bytes=chain_bytes,
+        parent_step=last["parent_step"],
+        parent_state=parent_state,
+    )
+
+
+__all__ = ["EMPTY_HEAD", "Head", "Plan", "checksum", "plan_commit", "rebuild"]

@@ -1,0 +1,1 @@
+"""Generated sync twins of ``agentckpt._async`` (see scripts/unasync.py)."""

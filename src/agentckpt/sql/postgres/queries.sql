@@ -1,0 +1,163 @@
+-- Named queries for PostgreSQL. Each block starts with "-- name: <name>"; the Python side
+-- refers to them by name and never builds SQL from user data. Every statement that touches
+-- a run's rows filters on run_id, so each one is routed to a single partition or shard.
+
+-- name: migrations_table
+CREATE TABLE IF NOT EXISTS schema_migrations (
+    version     integer     PRIMARY KEY,
+    name        text        NOT NULL,
+    applied_at  timestamptz NOT NULL DEFAULT now()
+);
+
+-- name: migration_lock
+SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.agentckpt_migrations'));
+
+-- name: applied_migrations
+SELECT version FROM schema_migrations ORDER BY version;
+
+-- name: record_migration
+INSERT INTO schema_migrations (version, name) VALUES (%(version)s, %(name)s);
+
+-- name: insert_run
+INSERT INTO runs (run_id, kind, agent_id, config, metadata, parent_run_id, parent_step)
+VALUES (%(run_id)s, %(kind)s, %(agent_id)s, %(config)s, %(metadata)s,
+        %(parent_run_id)s, %(parent_step)s)
+ON CONFLICT (run_id) DO NOTHING
+RETURNING run_id;
+
+-- name: get_run
+SELECT run_id, kind, agent_id, status, head_step, head_version, head_open, snapshot_step,
+       chain_bytes, lease_owner, lease_expires_at, lease_epoch, heartbeat_at, created_at,
+       updated_at, parent_run_id, parent_step, config, metadata::text AS metadata, error
+FROM runs WHERE run_id = %(run_id)s;
+
+-- name: list_runs
+SELECT run_id, kind, agent_id, status, head_step, head_version, head_open, snapshot_step,
+       chain_bytes, lease_owner, lease_expires_at, lease_epoch, heartbeat_at, created_at,
+       updated_at, parent_run_id, parent_step, config, metadata::text AS metadata, error
+FROM runs
+WHERE (%(agent_id)s::text IS NULL OR agent_id = %(agent_id)s)
+  AND (%(kind)s::text IS NULL OR kind = %(kind)s)
+  AND (%(status)s::text IS NULL OR status = %(status)s)
+  AND (%(idle_seconds)s::float8 IS NULL
+       OR updated_at < now() - make_interval(secs => %(idle_seconds)s))
+ORDER BY updated_at DESC, run_id
+LIMIT %(limit)s;
+
+-- name: set_status
+UPDATE runs SET status = %(status)s, error = %(error)s, updated_at = now()
+WHERE run_id = %(run_id)s
+RETURNING run_id;
+
+-- name: commit_step
+-- One statement, so one round trip and one transaction on an autocommit connection.
+-- The runs row is the guard: its UPDATE matches only if the head is the one the writer
+-- read (step and write version) and, when fenced, the lease epoch is current. Every other
+-- write below is conditioned on that guard, so a refused commit writes nothing.
+WITH head AS (
+    UPDATE runs SET
+        head_step     = %(step)s,
+        head_version  = %(write_version)s,
+        head_open     = %(is_open)s,
+        snapshot_step = %(snapshot_step)s,
+        chain_bytes   = %(chain_bytes)s,
+        heartbeat_at  = now(),
+        updated_at    = now(),
+        metadata      = CASE WHEN %(metadata)s::jsonb IS NULL THEN metadata
+                             ELSE metadata || %(metadata)s::jsonb END
+    WHERE run_id = %(run_id)s
+      AND head_step IS NOT DISTINCT FROM %(expected_step)s
+      AND head_version = %(expected_version)s
+      AND (%(epoch)s::bigint IS NULL OR lease_epoch = %(epoch)s::bigint)
+    RETURNING run_id
+), new_blobs AS (
+    INSERT INTO blobs (run_id, digest, codec, size, data)
+    SELECT %(run_id)s, b.digest, b.codec, b.size, b.data
+    FROM unnest(%(blob_digests)s::text[], %(blob_codecs)s::text[], %(blob_sizes)s::bigint[],
+                %(blob_datas)s::bytea[]) AS b(digest, codec, size, data)
+    WHERE EXISTS (SELECT 1 FROM head)
+    ON CONFLICT (run_id, digest) DO NOTHING
+), pruned AS (
+    DELETE FROM steps
+    WHERE run_id = %(run_id)s AND step < %(prune_below)s::bigint AND EXISTS (SELECT 1 FROM head)
+), sealed AS (
+    UPDATE steps SET is_open = false
+    WHERE run_id = %(run_id)s AND step = %(seal_step)s::bigint AND is_open
+      AND EXISTS (SELECT 1 FROM head)
+)
+INSERT INTO steps (run_id, step, parent_step, kind, is_open, codec, payload, state_version,
+                   write_version, raw_bytes, state_bytes, checksum)
+SELECT %(run_id)s, %(step)s, %(parent_step)s, %(kind)s, %(is_open)s, %(codec)s, %(payload)s,
+       %(state_version)s, %(write_version)s, %(raw_bytes)s, %(state_bytes)s, %(checksum)s
+FROM head
+ON CONFLICT (run_id, step) DO UPDATE SET
+    parent_step = EXCLUDED.parent_step, kind = EXCLUDED.kind, is_open = EXCLUDED.is_open,
+    codec = EXCLUDED.codec, payload = EXCLUDED.payload, state_version = EXCLUDED.state_version,
+    write_version = EXCLUDED.write_version, raw_bytes = EXCLUDED.raw_bytes,
+    state_bytes = EXCLUDED.state_bytes, checksum = EXCLUDED.checksum, updated_at = now()
+WHERE steps.is_open
+RETURNING created_at, updated_at;
+
+-- name: commit_probe
+-- Why a commit was refused: the run's head and lease, and the step it tried to write.
+SELECT r.head_step, r.head_version, r.lease_epoch, s.parent_step, s.checksum, s.is_open,
+       s.write_version, s.created_at, s.updated_at
+FROM runs r
+LEFT JOIN steps s ON s.run_id = r.run_id AND s.step = %(step)s
+WHERE r.run_id = %(run_id)s;
+
+-- name: load_chain
+-- The newest snapshot at or before the target step plus every step after it up to the
+-- target, in step order: everything needed to rebuild one state, in one query.
+SELECT s.step, s.parent_step, s.kind, s.is_open, s.codec, s.payload, s.state_version,
+       s.write_version, s.raw_bytes, s.state_bytes, s.checksum, s.created_at, s.updated_at
+FROM steps s
+WHERE s.run_id = %(run_id)s
+  AND s.step <= COALESCE(%(step)s::bigint,
+                         (SELECT head_step FROM runs WHERE run_id = %(run_id)s))
+  AND s.step >= (
+      SELECT max(step) FROM steps
+      WHERE run_id = %(run_id)s AND kind = 'snapshot'
+        AND step <= COALESCE(%(step)s::bigint,
+                             (SELECT head_step FROM runs WHERE run_id = %(run_id)s)))
+ORDER BY s.step;
+
+-- name: list_steps
+SELECT step, parent_step, kind, is_open, codec, state_version, write_version, raw_bytes,
+       length(payload) AS stored_bytes, state_bytes, checksum, created_at, updated_at
+FROM steps WHERE run_id = %(run_id)s ORDER BY step;
+
+-- name: prune_steps
+DELETE FROM steps WHERE run_id = %(run_id)s AND step < %(below)s;
+
+-- name: copy_blobs
+INSERT INTO blobs (run_id, digest, codec, size, data)
+SELECT %(to_run_id)s, digest, codec, size, data FROM blobs WHERE run_id = %(from_run_id)s
+ON CONFLICT (run_id, digest) DO NOTHING;
+
+-- name: delete_run
+-- One statement so a run disappears whole or not at all.
+WITH gone_steps AS (
+    DELETE FROM steps WHERE run_id = %(run_id)s
+), gone_blobs AS (
+    DELETE FROM blobs WHERE run_id = %(run_id)s
+), gone_effects AS (
+    DELETE FROM effects WHERE run_id = %(run_id)s
+)
+DELETE FROM runs WHERE run_id = %(run_id)s RETURNING run_id;
+
+-- name: insert_blob
+INSERT INTO blobs (run_id, digest, codec, size, data)
+VALUES (%(run_id)s, %(digest)s, %(codec)s, %(size)s, %(data)s)
+ON CONFLICT (run_id, digest) DO NOTHING;
+
+-- name: get_blob
+SELECT digest, codec, size, data FROM blobs
+WHERE run_id = %(run_id)s AND digest = %(digest)s;
+
+-- name: list_blobs
+SELECT digest, codec, size, length(data) AS stored_bytes, created_at FROM blobs
+WHERE run_id = %(run_id)s ORDER BY digest;
+
+-- name: delete_blob
+DELETE FROM blobs WHERE run_id = %(run_id)s AND digest = %(digest)s;

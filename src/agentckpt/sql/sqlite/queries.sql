@@ -1,0 +1,140 @@
+-- Named queries for SQLite. Each block starts with "-- name: <name>". A block may hold
+-- several statements; the backend runs them in order inside one transaction.
+-- Times come from SQLite's clock: strftime('%Y-%m-%dT%H:%M:%f', 'now') is UTC.
+
+-- name: migrations_table
+CREATE TABLE IF NOT EXISTS schema_migrations (
+    version     INTEGER PRIMARY KEY,
+    name        TEXT    NOT NULL,
+    applied_at  TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%f', 'now'))
+);
+
+-- name: applied_migrations
+SELECT version FROM schema_migrations ORDER BY version;
+
+-- name: record_migration
+INSERT INTO schema_migrations (version, name) VALUES (:version, :name);
+
+-- name: insert_run
+INSERT INTO runs (run_id, kind, agent_id, config, metadata, parent_run_id, parent_step)
+VALUES (:run_id, :kind, :agent_id, :config, :metadata, :parent_run_id, :parent_step)
+ON CONFLICT (run_id) DO NOTHING
+RETURNING run_id;
+
+-- name: get_run
+SELECT run_id, kind, agent_id, status, head_step, head_version, head_open, snapshot_step,
+       chain_bytes, lease_owner, lease_expires_at, lease_epoch, heartbeat_at, created_at,
+       updated_at, parent_run_id, parent_step, config, metadata, error
+FROM runs WHERE run_id = :run_id;
+
+-- name: list_runs
+SELECT run_id, kind, agent_id, status, head_step, head_version, head_open, snapshot_step,
+       chain_bytes, lease_owner, lease_expires_at, lease_epoch, heartbeat_at, created_at,
+       updated_at, parent_run_id, parent_step, config, metadata, error
+FROM runs
+WHERE (:agent_id IS NULL OR agent_id = :agent_id)
+  AND (:kind IS NULL OR kind = :kind)
+  AND (:status IS NULL OR status = :status)
+  AND (:idle_seconds IS NULL
+       OR updated_at < strftime('%Y-%m-%dT%H:%M:%f', 'now', '-' || :idle_seconds || ' seconds'))
+ORDER BY updated_at DESC, run_id
+LIMIT :limit;
+
+-- name: set_status
+UPDATE runs SET status = :status, error = :error,
+       updated_at = strftime('%Y-%m-%dT%H:%M:%f', 'now')
+WHERE run_id = :run_id
+RETURNING run_id;
+
+-- name: commit_guard
+-- Matches only if the head is the one the writer read and, when fenced, the epoch is
+-- current. The backend rolls back when it matches no row, so a refused commit writes nothing.
+UPDATE runs SET
+    head_step     = :step,
+    head_version  = :write_version,
+    head_open     = :is_open,
+    snapshot_step = :snapshot_step,
+    chain_bytes   = :chain_bytes,
+    heartbeat_at  = strftime('%Y-%m-%dT%H:%M:%f', 'now'),
+    updated_at    = strftime('%Y-%m-%dT%H:%M:%f', 'now')
+WHERE run_id = :run_id
+  AND head_step IS :expected_step
+  AND head_version = :expected_version
+  AND (:epoch IS NULL OR lease_epoch = :epoch);
+
+-- name: get_metadata
+SELECT metadata FROM runs WHERE run_id = :run_id;
+
+-- name: set_metadata
+UPDATE runs SET metadata = :metadata WHERE run_id = :run_id;
+
+-- name: insert_blob
+INSERT INTO blobs (run_id, digest, codec, size, data)
+VALUES (:run_id, :digest, :codec, :size, :data)
+ON CONFLICT (run_id, digest) DO NOTHING;
+
+-- name: prune_steps
+DELETE FROM steps WHERE run_id = :run_id AND step < :below;
+
+-- name: seal_step
+UPDATE steps SET is_open = 0 WHERE run_id = :run_id AND step = :seal_step AND is_open;
+
+-- name: upsert_step
+INSERT INTO steps (run_id, step, parent_step, kind, is_open, codec, payload, state_version,
+                   write_version, raw_bytes, state_bytes, checksum)
+VALUES (:run_id, :step, :parent_step, :kind, :is_open, :codec, :payload, :state_version,
+        :write_version, :raw_bytes, :state_bytes, :checksum)
+ON CONFLICT (run_id, step) DO UPDATE SET
+    parent_step = excluded.parent_step, kind = excluded.kind, is_open = excluded.is_open,
+    codec = excluded.codec, payload = excluded.payload, state_version = excluded.state_version,
+    write_version = excluded.write_version, raw_bytes = excluded.raw_bytes,
+    state_bytes = excluded.state_bytes, checksum = excluded.checksum,
+    updated_at = strftime('%Y-%m-%dT%H:%M:%f', 'now')
+WHERE steps.is_open
+RETURNING created_at, updated_at;
+
+-- name: commit_probe
+SELECT r.head_step, r.head_version, r.lease_epoch, s.parent_step, s.checksum, s.is_open,
+       s.write_version, s.created_at, s.updated_at
+FROM runs r
+LEFT JOIN steps s ON s.run_id = r.run_id AND s.step = :step
+WHERE r.run_id = :run_id;
+
+-- name: load_chain
+SELECT s.step, s.parent_step, s.kind, s.is_open, s.codec, s.payload, s.state_version,
+       s.write_version, s.raw_bytes, s.state_bytes, s.checksum, s.created_at, s.updated_at
+FROM steps s
+WHERE s.run_id = :run_id
+  AND s.step <= COALESCE(:step, (SELECT head_step FROM runs WHERE run_id = :run_id))
+  AND s.step >= (
+      SELECT max(step) FROM steps
+      WHERE run_id = :run_id AND kind = 'snapshot'
+        AND step <= COALESCE(:step, (SELECT head_step FROM runs WHERE run_id = :run_id)))
+ORDER BY s.step;
+
+-- name: list_steps
+SELECT step, parent_step, kind, is_open, codec, state_version, write_version, raw_bytes,
+       length(payload) AS stored_bytes, state_bytes, checksum, created_at, updated_at
+FROM steps WHERE run_id = :run_id ORDER BY step;
+
+-- name: copy_blobs
+INSERT INTO blobs (run_id, digest, codec, size, data)
+SELECT :to_run_id, digest, codec, size, data FROM blobs WHERE run_id = :from_run_id
+ON CONFLICT (run_id, digest) DO NOTHING;
+
+-- name: delete_run
+DELETE FROM steps WHERE run_id = :run_id;
+DELETE FROM blobs WHERE run_id = :run_id;
+DELETE FROM effects WHERE run_id = :run_id;
+DELETE FROM runs WHERE run_id = :run_id RETURNING run_id;
+
+-- name: get_blob
+SELECT digest, codec, size, data FROM blobs
+WHERE run_id = :run_id AND digest = :digest;
+
+-- name: list_blobs
+SELECT digest, codec, size, length(data) AS stored_bytes, created_at FROM blobs
+WHERE run_id = :run_id ORDER BY digest;
+
+-- name: delete_blob
+DELETE FROM blobs WHERE run_id = :run_id AND digest = :digest;
