@@ -23,6 +23,17 @@ class BlobRow:
 
 
 @dataclass(frozen=True, slots=True)
+class HistoryRow:
+    """An archived part of a run's state, written in the same transaction as a step."""
+
+    seq: int
+    item_count: int
+    codec: str
+    payload: bytes
+    raw_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
 class StepWrite:
     """Everything one commit writes, decided by the store before any I/O.
 
@@ -52,6 +63,7 @@ class StepWrite:
     seal_step: int | None
     metadata: str | None
     blobs: tuple[BlobRow, ...] = ()
+    history: tuple[HistoryRow, ...] = ()
 
     def params(self) -> dict[str, Any]:
         """The named parameters of the commit statements."""

@@ -19,7 +19,16 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from ..errors import ConfigurationError, MigrationError, UnavailableError
-from .base import BlobRow, CommitOutcome, Committed, Params, Refused, Row, StepWrite
+from .base import (
+    BlobRow,
+    CommitOutcome,
+    Committed,
+    HistoryRow,
+    Params,
+    Refused,
+    Row,
+    StepWrite,
+)
 from .pg_errors import Retry, retry_kind, translate
 from .queries import load_migrations, load_queries
 
@@ -35,6 +44,16 @@ def _blob_arrays(blobs: tuple[BlobRow, ...]) -> dict[str, list[Any]]:
         "blob_codecs": [b.codec for b in blobs],
         "blob_sizes": [b.size for b in blobs],
         "blob_datas": [b.data for b in blobs],
+    }
+
+
+def _history_arrays(history: tuple[HistoryRow, ...]) -> dict[str, list[Any]]:
+    return {
+        "history_seqs": [h.seq for h in history],
+        "history_counts": [h.item_count for h in history],
+        "history_codecs": [h.codec for h in history],
+        "history_payloads": [h.payload for h in history],
+        "history_raw_bytes": [h.raw_bytes for h in history],
     }
 
 
@@ -206,8 +225,8 @@ class AsyncPostgresBackend:
         await self._run(write, writing=True)
 
     async def commit(self, write: StepWrite) -> CommitOutcome:
-        """One statement: guard, blobs, prune, seal and the step row; or nothing."""
-        params = write.params() | _blob_arrays(write.blobs)
+        """One statement: guard, blobs, history, prune, seal and the step row; or nothing."""
+        params = write.params() | _blob_arrays(write.blobs) | _history_arrays(write.history)
         q = self._queries
 
         async def commit(conn: Conn) -> CommitOutcome:

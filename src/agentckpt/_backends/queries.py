@@ -49,16 +49,16 @@ def split_statements(sql: str) -> list[str]:
 
 @cache
 def load_migrations(dialect: str) -> tuple[Migration, ...]:
-    """The dialect's migrations, ordered by version; versions must be 1, 2, 3, ... ."""
+    """The dialect's migrations, ordered by version; versions are unique and start at 1."""
     found = []
     for entry in _sql_dir(dialect).joinpath("migrations").iterdir():
         match = _MIGRATION.match(entry.name)
         if match:
             found.append(Migration(int(match[1]), match[2], entry.read_text(encoding="utf-8")))
     found.sort(key=lambda m: m.version)
-    for expected, migration in enumerate(found, start=1):
-        if migration.version != expected:
-            raise RuntimeError(f"sql/{dialect}/migrations: expected version {expected:04d}")
+    versions = [m.version for m in found]
+    if len(set(versions)) != len(versions) or (versions and versions[0] != 1):
+        raise RuntimeError(f"sql/{dialect}/migrations: versions must be unique, from 0001")
     return tuple(found)
 
 

@@ -195,7 +195,7 @@ class SqliteBackend:
         self._transaction(run)
 
     def commit(self, write: StepWrite) -> CommitOutcome:
-        """Guard, blobs, prune, seal and the step row, all in one transaction."""
+        """Guard, blobs, history, prune, seal and the step row, all in one transaction."""
         q = self._queries
         params = _params(write.params())
 
@@ -220,6 +220,22 @@ class SqliteBackend:
                                 "data": b.data,
                             }
                             for b in write.blobs
+                        ],
+                    )
+                if write.history:
+                    conn.executemany(
+                        q["insert_history"],
+                        [
+                            {
+                                "run_id": params["run_id"],
+                                "seq": h.seq,
+                                "step": write.step,
+                                "item_count": h.item_count,
+                                "codec": h.codec,
+                                "payload": h.payload,
+                                "raw_bytes": h.raw_bytes,
+                            }
+                            for h in write.history
                         ],
                     )
                 if write.prune_below is not None:

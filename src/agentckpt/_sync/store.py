@@ -13,7 +13,7 @@ from types import EllipsisType
 from typing import Any
 from uuid import UUID
 
-from .._backends.base import Backend, BlobRow, Committed, Row, StepWrite
+from .._backends.base import Backend, BlobRow, Committed, HistoryRow, Row, StepWrite
 from .._backends.factory import open_backend
 from .._core.blobs import BlobRef, compress, db_uri, decompress, digest_of
 from .._core.codec import DEFAULT_LIMITS, Limits, decode, encode
@@ -253,6 +253,7 @@ class Store:
         epoch: int | None = None,
         metadata: dict[str, Any] | None = None,
         blobs: Sequence[BlobRow] = (),
+        history: Sequence[HistoryRow] = (),
     ) -> StepInfo:
         """Commit ``state`` as a step of the run; durable when this returns.
 
@@ -269,7 +270,8 @@ class Store:
         fences the write with a lease epoch (:class:`FencedError` when stale).
         ``metadata`` keys replace the run's top-level metadata keys. ``blobs`` (from
         :meth:`prepare_blob`) are written in the same transaction as the step, so a
-        step never references a blob that is not stored.
+        step never references a blob that is not stored. ``history`` rows (archived
+        parts of the state) are likewise written atomically with the step.
         """
         rid = as_run_id(run_id)
         head = self._head(rid)
@@ -318,6 +320,7 @@ class Store:
             seal_step=plan.seal_step,
             metadata=encode_metadata(metadata),
             blobs=tuple(blobs),
+            history=tuple(history),
         )
         try:
             outcome = self.backend.commit(write)

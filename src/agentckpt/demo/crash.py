@@ -54,7 +54,7 @@ def run_demo(
     with Store.connect(url) as store:
         final = store.latest(run_id)
         assert final is not None
-        equal = final.state == expected
+        equal: bool = final.state == expected
         kept = store.steps(run_id)
         stored = sum(info.stored_bytes for info in kept)
     say(f"final state equals an uncrashed run's: {equal}")

@@ -77,6 +77,13 @@ WITH head AS (
                 %(blob_datas)s::bytea[]) AS b(digest, codec, size, data)
     WHERE EXISTS (SELECT 1 FROM head)
     ON CONFLICT (run_id, digest) DO NOTHING
+), new_history AS (
+    INSERT INTO history (run_id, seq, step, item_count, codec, payload, raw_bytes)
+    SELECT %(run_id)s, h.seq, %(step)s, h.item_count, h.codec, h.payload, h.raw_bytes
+    FROM unnest(%(history_seqs)s::bigint[], %(history_counts)s::integer[],
+                %(history_codecs)s::text[], %(history_payloads)s::bytea[],
+                %(history_raw_bytes)s::integer[]) AS h(seq, item_count, codec, payload, raw_bytes)
+    WHERE EXISTS (SELECT 1 FROM head)
 ), pruned AS (
     DELETE FROM steps
     WHERE run_id = %(run_id)s AND step < %(prune_below)s::bigint AND EXISTS (SELECT 1 FROM head)
@@ -143,6 +150,10 @@ WITH gone_steps AS (
     DELETE FROM blobs WHERE run_id = %(run_id)s
 ), gone_effects AS (
     DELETE FROM effects WHERE run_id = %(run_id)s
+), gone_history AS (
+    DELETE FROM history WHERE run_id = %(run_id)s
+), gone_events AS (
+    DELETE FROM events WHERE run_id = %(run_id)s
 )
 DELETE FROM runs WHERE run_id = %(run_id)s RETURNING run_id;
 

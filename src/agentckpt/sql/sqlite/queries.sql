@@ -73,6 +73,10 @@ INSERT INTO blobs (run_id, digest, codec, size, data)
 VALUES (:run_id, :digest, :codec, :size, :data)
 ON CONFLICT (run_id, digest) DO NOTHING;
 
+-- name: insert_history
+INSERT INTO history (run_id, seq, step, item_count, codec, payload, raw_bytes)
+VALUES (:run_id, :seq, :step, :item_count, :codec, :payload, :raw_bytes);
+
 -- name: prune_steps
 DELETE FROM steps WHERE run_id = :run_id AND step < :below;
 
@@ -126,6 +130,8 @@ ON CONFLICT (run_id, digest) DO NOTHING;
 DELETE FROM steps WHERE run_id = :run_id;
 DELETE FROM blobs WHERE run_id = :run_id;
 DELETE FROM effects WHERE run_id = :run_id;
+DELETE FROM history WHERE run_id = :run_id;
+DELETE FROM events WHERE run_id = :run_id;
 DELETE FROM runs WHERE run_id = :run_id RETURNING run_id;
 
 -- name: get_blob
