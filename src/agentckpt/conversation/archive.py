@@ -1,0 +1,95 @@
+"""Archiving old turns to the history table, and stitching them back; no I/O here.
+
+A long conversation's state would grow without bound, and every turn's commit encodes
+the whole state. Once a committed state passes ``archive_threshold`` bytes, the next
+turn moves its oldest completed turns into one ``history`` row (a *segment*: a JSON list
+of messages, zstd-compressed when that pays), in the same transaction as the step that
+drops them from the state. The state's ``archive`` object counts the archived messages
+and segments, so a reader knows exactly which history rows precede the hot messages:
+segments ``0 .. segments-1``, holding ``messages`` messages in order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+from uuid import UUID
+
+from .._backends.base import HistoryRow
+from .._core.codec import decode, encode_trusted
+from .._core.compression import pack, unpack
+from ..errors import CorruptDataError
+from .model import ArchiveInfo
+
+__all__ = ["choose_cut", "segment_row", "stitch_segments"]
+
+
+def choose_cut(
+    roles: Sequence[str], sizes: Sequence[int], *, target_bytes: int, keep_turns: int
+) -> int:
+    """How many leading messages to archive (0: none).
+
+    Cuts only before a user message (a turn boundary), keeps at least ``keep_turns``
+    turns, and archives as little as brings the rest to ``target_bytes`` or less (as
+    much as allowed when nothing does).
+    """
+    starts = [i for i, role in enumerate(roles) if role == "user"]
+    # Cutting before starts[i] keeps len(starts) - i turns.
+    allowed = [i for i in starts[: max(0, len(starts) - keep_turns + 1)] if i > 0]
+    remaining = sum(sizes)
+    if not allowed or remaining <= target_bytes:
+        return 0
+    position = 0
+    for cut in allowed:
+        remaining -= sum(sizes[position:cut])
+        position = cut
+        if remaining <= target_bytes:
+            return cut
+    return allowed[-1]
+
+
+def segment_row(seq: int, messages: list[dict[str, Any]]) -> HistoryRow:
+    """The history row holding ``messages`` (as stored in the state) as segment ``seq``."""
+    raw = encode_trusted(messages)
+    codec, payload = pack(raw)
+    return HistoryRow(
+        seq=seq, item_count=len(messages), codec=codec, payload=payload, raw_bytes=len(raw)
+    )
+
+
+def stitch_segments(
+    conversation_id: UUID, archive: ArchiveInfo | None, rows: Sequence[dict[str, Any]]
+) -> list[Any]:
+    """The archived messages (JSON) from the ``history`` rows of a conversation, in order.
+
+    Only segments ``0 .. archive.segments-1`` count; they must all be there and hold
+    exactly ``archive.messages`` messages, else :class:`CorruptDataError`.
+    """
+    if archive is None or archive.segments == 0:
+        return []
+    wanted = sorted((r for r in rows if r["seq"] < archive.segments), key=lambda r: r["seq"])
+    seqs = [r["seq"] for r in wanted]
+    if seqs != list(range(archive.segments)):
+        raise CorruptDataError(
+            f"conversation {conversation_id}: history segments {seqs} found, "
+            f"0..{archive.segments - 1} expected"
+        )
+    out: list[Any] = []
+    for row in wanted:
+        where = f"conversation {conversation_id} history segment {row['seq']}"
+        raw = unpack(row["codec"], bytes(row["payload"]), where=where)
+        if len(raw) != row["raw_bytes"]:
+            raise CorruptDataError(f"{where}: {len(raw)} bytes, {row['raw_bytes']} recorded")
+        try:
+            items = decode(raw)
+        except CorruptDataError as exc:
+            raise CorruptDataError(f"{where}: {exc}") from exc
+        if type(items) is not list or len(items) != row["item_count"]:
+            raise CorruptDataError(f"{where}: does not hold {row['item_count']} messages")
+        out.extend(items)
+    if len(out) != archive.messages:
+        raise CorruptDataError(
+            f"conversation {conversation_id}: history holds {len(out)} messages, "
+            f"the state says {archive.messages}"
+        )
+    return out

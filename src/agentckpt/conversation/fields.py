@@ -1,0 +1,63 @@
+"""Reading and writing JSON objects that keep unknown keys and key order; no I/O.
+
+The format's objects (state, message, tool call, config, metadata) share one rule: keys
+the code does not know are kept in ``extra``, and the order of the keys read is kept, so
+reading then writing gives back the same document exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ..errors import InvalidValueError
+
+__all__ = ["NUMBER", "at", "check_extra", "emit", "need", "need_object", "split"]
+
+
+def at(path: str, key: str | int) -> str:
+    """The JSON Pointer of ``key`` inside the value at ``path``."""
+    text = str(key).replace("~", "~0").replace("/", "~1")
+    return f"{path}/{text}"
+
+
+def need(value: Any, types: tuple[type, ...], path: str, what: str) -> None:
+    """Refuse a value (other than None) not of ``types``, naming its path."""
+    # bool is an int subclass; a count or a temperature that is True is not a number.
+    if value is not None and (type(value) is bool or not isinstance(value, types)):
+        raise InvalidValueError(path, f"{what}, not {type(value).__name__}")
+
+
+def need_object(value: Any, path: str, what: str) -> dict[str, Any]:
+    """``value`` if it is a JSON object, else :class:`InvalidValueError` at ``path``."""
+    if type(value) is not dict:
+        raise InvalidValueError(path, f"{what} must be a JSON object, not {type(value).__name__}")
+    return value
+
+
+def split(doc: dict[str, Any], known: Iterable[str]) -> tuple[tuple[str, ...], dict[str, Any]]:
+    """The document's key order, and its keys that are not ``known`` (the extras)."""
+    names = set(known)
+    return tuple(doc), {k: v for k, v in doc.items() if k not in names}
+
+
+def check_extra(extra: Mapping[str, Any] | None, known: Iterable[str], owner: str) -> None:
+    """Refuse extras that are really fields (they would be written twice)."""
+    clash = sorted(set(extra or ()) & set(known))
+    if clash:
+        raise ValueError(f"{owner} extra keys {clash} are fields; pass them as arguments")
+
+
+def emit(
+    order: tuple[str, ...], items: Iterable[tuple[str, Any]], extra: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Keys in the order they were read; new ones after, known fields before extras."""
+    values = dict(items)
+    values.update(extra)
+    out = {key: values.pop(key) for key in order if key in values}
+    out.update(values)
+    return out
+
+
+NUMBER = (int, float)
+"""The types a JSON number field accepts (bool excluded by :func:`need`)."""
