@@ -17,10 +17,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent / "src" / "agentckpt"
 
-# (async source, generated sync file)
-FILES = [
-    ("_backends/postgres_async.py", "_backends/postgres_sync.py"),
-    ("_async/store.py", "_sync/store.py"),
+# (async source, generated sync file): the Postgres backend, and every module of _async/.
+FILES = [("_backends/postgres_async.py", "_backends/postgres_sync.py")] + [
+    (f"_async/{p.name}", f"_sync/{p.name}")
+    for p in sorted((ROOT / "_async").glob("*.py"))
+    if p.name != "__init__.py"
 ]
 
 # Whole-word substitutions, applied in order.
@@ -56,6 +57,8 @@ def transform(text: str) -> str:
     text = re.sub(r"\bawait ", "", text)
     for old, new in SUBS:
         text = re.sub(rf"\b{re.escape(old)}\b", new, text)
+    # Any other async class AsyncFoo has the sync twin Foo (AsyncAgentRun -> AgentRun).
+    text = re.sub(r"\bAsync([A-Z]\w*)\b", r"\1", text)
     # Callable[[X], Callable[T]] comes from Callable[[X], Awaitable[T]]: unwrap it.
     text = re.sub(r"Callable\[\[([^\]]*)\], Callable\[(\w+)\]\]", r"Callable[[\1], \2]", text)
     # Substitutions can repeat a name in one import line (Awaitable -> Callable).

@@ -15,7 +15,7 @@ from uuid import UUID
 from .._backends.base import AsyncBackend, BlobRow, Committed, HistoryRow, Row, StepWrite
 from .._backends.factory import open_async_backend
 from .._core.blobs import BlobRef, compress, db_uri, decompress, digest_of
-from .._core.codec import DEFAULT_LIMITS, Limits, decode, encode
+from .._core.codec import DEFAULT_LIMITS, Limits, decode, encode, encode_trusted
 from .._core.metadata import decode_metadata, encode_metadata
 from .._core.plan import EMPTY_HEAD, Head, checksum, plan_commit, rebuild
 from .._core.policy import SnapshotPolicy
@@ -35,6 +35,8 @@ RunId = UUID | str
 
 # Heads kept in memory as delta bases; beyond this many runs the oldest is re-read.
 _HEAD_CACHE_SIZE = 256
+# Reads the "version" field of a state for the steps.state_version column; upgrades none.
+_VERSION_READER = StateMigrations()
 
 
 def as_run_id(run_id: RunId) -> UUID:
@@ -120,7 +122,9 @@ class AsyncStore:
         self.backend = backend
         self.policy = policy or SnapshotPolicy()
         self.limits = limits
-        self.migrations = migrations or StateMigrations()
+        # None: states are returned as stored. A store holding runs of several formats
+        # (conversations, free-form runs) leaves upgrades to each front door.
+        self.migrations = migrations
         self.verify = verify
         self._heads: OrderedDict[UUID, Head] = OrderedDict()
 
@@ -307,7 +311,7 @@ class AsyncStore:
             is_open=plan.is_open,
             codec=plan.codec,
             payload=plan.payload,
-            state_version=self.migrations.version_of(state),
+            state_version=(self.migrations or _VERSION_READER).version_of(state),
             write_version=plan.write_version,
             raw_bytes=plan.raw_bytes,
             state_bytes=plan.state_bytes,
@@ -357,7 +361,9 @@ class AsyncStore:
             )
         if probe["checksum"] is not None and bytes(probe["checksum"]) == plan.checksum:
             return await self._step_info(rid, target)  # a retry of a commit that landed
-        if probe["checksum"] is not None and not probe["is_open"]:
+        if probe["checksum"] is not None and not probe["is_open"] and step is not None:
+            # Only a step the caller named is "already committed"; a default step number
+            # came from a stale head, which the StaleHeadError below reports.
             raise StepConflictError(
                 f"run {rid}: step {target} is already committed with other content"
             )
@@ -406,6 +412,31 @@ class AsyncStore:
         self._remember(rid, head)
         return head
 
+    async def resume(self, run_id: RunId) -> Checkpoint | None:
+        """Read the run's newest state and make it the base of this store's next commit.
+
+        Like :meth:`latest`, but it also resets the store's view of the run to what the
+        database holds now, so the next commit is guarded against exactly this head:
+        if another writer moves the run on meanwhile, that commit raises a conflict
+        instead of building on a stale state. Use it when a writer (re)starts. Returns
+        None when the run has no step yet.
+        """
+        rid = as_run_id(run_id)
+        rows = await self.backend.read("load_chain", {"run_id": rid, "step": None})
+        if not rows:
+            await self.get_run(rid)
+            self._remember(rid, EMPTY_HEAD)
+            return None
+        head = rebuild(rid, rows, verify=self.verify)
+        self._remember(rid, head)
+        # The head state is the store's delta base; the caller gets its own copy.
+        state = decode(encode_trusted(head.state))
+        if self.migrations is not None:
+            state, _ = self.migrations.upgrade(state)
+        return Checkpoint(
+            run_id=rid, step=rows[-1]["step"], state=state, info=_step_info(rid, rows[-1])
+        )
+
     async def latest(self, run_id: RunId) -> Checkpoint | None:
         """The run's newest state, read from the database in one query; None if no step yet."""
         rid = as_run_id(run_id)
@@ -426,7 +457,9 @@ class AsyncStore:
 
     def _checkpoint(self, rid: UUID, rows: list[Row]) -> Checkpoint:
         head = rebuild(rid, rows, verify=self.verify)
-        state, _ = self.migrations.upgrade(head.state)
+        state = head.state
+        if self.migrations is not None:
+            state, _ = self.migrations.upgrade(state)
         return Checkpoint(
             run_id=rid, step=rows[-1]["step"], state=state, info=_step_info(rid, rows[-1])
         )
@@ -471,7 +504,9 @@ class AsyncStore:
             parent=(rid, checkpoint.step),
         )
         try:
-            await self.backend.write("copy_blobs", {"from_run_id": rid, "to_run_id": fork.run_id})
+            copy = {"from_run_id": rid, "to_run_id": fork.run_id, "step": checkpoint.step}
+            await self.backend.write("copy_blobs", copy)
+            await self.backend.write("copy_history", copy)
             await self.commit(fork.run_id, checkpoint.state, step=checkpoint.step)
         except BaseException:
             await self.delete_run(fork.run_id)

@@ -41,15 +41,23 @@ def diff(old: Any, new: Any) -> Patch:
     Appending items to an array (the usual way a conversation grows) yields one ``add`` op
     with path ``.../-`` per new item, so the delta's size depends only on what was added.
     Objects are patched key by key unless the key order could not be reproduced, in which
-    case the object is replaced. Arrays are patched element by element unless replacing the
-    array is smaller.
+    case the object is replaced. Arrays are patched element by element after their common
+    prefix, or as a sliding window (remove k items after the common prefix, append new
+    ones) when that is smaller, or replaced when that is smaller still.
 
     The patch shares values with ``new`` (nothing is copied): encode or apply it before
     mutating ``new``.
     """
     ops: Patch = []
-    if not same(old, new):
+    if same(old, new):
+        return ops
+    try:
         _diff(old, new, "", ops)
+    except RecursionError:
+        # The recursion follows the nesting, a few frames per level: values deeper than
+        # about 300 levels (allowed only with raised Limits) get a whole replacement,
+        # which is just as exact.
+        return [{"op": "replace", "path": "", "value": new}]
     return ops
 
 
@@ -89,32 +97,103 @@ def _diff_list(old: list[Any], new: list[Any], ptr: str, ops: Patch) -> None:
     if n_new >= n_old and same(old, new[:n_old]):
         # The dominant case: items appended. One comparison of the shared prefix at C speed
         # instead of one per element.
-        append = f"{ptr}/-"
-        ops.extend({"op": "add", "path": append, "value": item} for item in new[n_old:])
+        ops.extend(_appends(new[n_old:], ptr))
         return
-    start = len(ops)
     common = min(n_old, n_new)
-    for i in range(common):
-        before, after = old[i], new[i]
-        if not same(before, after):
-            _diff(before, after, f"{ptr}/{i}", ops)
-    if n_new > n_old:
-        append = f"{ptr}/-"
-        ops.extend({"op": "add", "path": append, "value": item} for item in new[n_old:])
-    else:
-        # Highest index first, so the indices still to remove do not shift.
-        ops.extend({"op": "remove", "path": f"{ptr}/{i}"} for i in range(n_old - 1, n_new - 1, -1))
+    prefix = 0
+    while prefix < common and same(old[prefix], new[prefix]):
+        prefix += 1
+    best: Patch | None = None
+    best_size = 0
+    if prefix < common:
+        best = _window_ops(old, new, prefix, ptr)
+        if best is not None:
+            best_size = _size(best)
+    elementwise = _elementwise_ops(old, new, prefix, ptr, best_size if best else None)
+    if elementwise is not None:
+        best, best_size = elementwise
+    assert best is not None
     # Sizes count one separating comma per op. The ops stay unless replacing the whole
     # array is strictly smaller; checking a lower bound first avoids encoding a big array
     # just to learn that a small delta wins.
-    ops_size = sum(len(encode_trusted(op)) + 1 for op in ops[start:])
     replacement: dict[str, Any] = {"op": "replace", "path": ptr, "value": new}
     overhead = len(encode_trusted({"op": "replace", "path": ptr, "value": 0}))  # "0" ~ ","
-    if _size_reaches(new, ops_size - overhead):
-        return
-    if len(encode_trusted(replacement)) + 1 < ops_size:
-        del ops[start:]
-        ops.append(replacement)
+    if (
+        not _size_reaches(new, best_size - overhead)
+        and len(encode_trusted(replacement)) + 1 < best_size
+    ):
+        best = [replacement]
+    ops.extend(best)
+
+
+def _appends(items: list[Any], ptr: str) -> Patch:
+    append = f"{ptr}/-"
+    return [{"op": "add", "path": append, "value": item} for item in items]
+
+
+def _size(ops: Patch) -> int:
+    """Encoded size of ``ops`` inside a patch: each op plus its separating comma."""
+    return sum(len(encode_trusted(op)) + 1 for op in ops)
+
+
+# Repeated items (e.g. identical tool results) could make the sliding-window search try
+# many cut points; a few is enough for real windows.
+_MAX_WINDOW_TRIES = 4
+
+
+def _window_ops(old: list[Any], new: list[Any], start: int, ptr: str) -> Patch | None:
+    """Ops for a sliding window, if ``new`` is one over ``old``; else None.
+
+    A window keeps ``old[:start]`` (e.g. a system prompt), drops the next k items, keeps
+    the rest and appends new items. Element by element that shifts, and so rewrites,
+    every later item; removing k items at ``start`` and appending says it in a few ops.
+    """
+    n_old, n_new = len(old), len(new)
+    first = new[start]
+    cut = start
+    for _ in range(_MAX_WINDOW_TRIES):
+        try:
+            # list.index compares with == at C speed; same() then checks strictly.
+            cut = old.index(first, cut + 1)
+        except ValueError:
+            return None
+        kept = n_old - cut
+        if start + kept <= n_new and same(old[cut:], new[start : start + kept]):
+            at = f"{ptr}/{start}"
+            window: Patch = [{"op": "remove", "path": at} for _ in range(cut - start)]
+            return window + _appends(new[start + kept :], ptr)
+    return None
+
+
+def _elementwise_ops(
+    old: list[Any], new: list[Any], start: int, ptr: str, budget: int | None
+) -> tuple[Patch, int] | None:
+    """Diff position by position from ``start``, then fix the tail.
+
+    Returns the ops and their size, or None as soon as the size reaches ``budget``: when a
+    sliding window is already known to be small, the diff of a shifted array (huge) is not
+    worth finishing.
+    """
+    n_old, n_new = len(old), len(new)
+    ops: Patch = []
+    size = 0
+    for i in range(start, min(n_old, n_new)):
+        before, after = old[i], new[i]
+        if not same(before, after):
+            mark = len(ops)
+            _diff(before, after, f"{ptr}/{i}", ops)
+            size += _size(ops[mark:])
+            if budget is not None and size >= budget:
+                return None
+    if n_new > n_old:
+        tail = _appends(new[n_old:], ptr)
+    else:
+        # Highest index first, so the indices still to remove do not shift.
+        tail = [{"op": "remove", "path": f"{ptr}/{i}"} for i in range(n_old - 1, n_new - 1, -1)]
+    size += _size(tail)
+    if budget is not None and size >= budget:
+        return None
+    return ops + tail, size
 
 
 def _size_reaches(value: Any, budget: int) -> bool:
@@ -176,7 +255,7 @@ def _apply_op(root: Any, op: Any, index: int, owned: dict[int, Any], in_place: b
     name = op.get("op")
     path = op.get("path")
     where = f"patch op {index} ({name!r} at {path!r})"
-    if name not in _OPS:
+    if type(name) is not str or name not in _OPS:
         raise InvalidPatchError(f"{where}: unknown op; only add, remove and replace are supported")
     if type(path) is not str:
         raise InvalidPatchError(f"{where}: the path must be a str")

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
-from ..errors import CorruptDataError
-from .codec import DEFAULT_LIMITS, Limits, decode, encode
+from ..errors import CorruptDataError, InvalidValueError
+from .codec import DEFAULT_LIMITS, Limits, decode, encode, encode_trusted, validate
 from .compression import pack, unpack
 from .delta import apply, diff
 from .policy import SnapshotPolicy
@@ -66,6 +66,58 @@ class Plan:
     head: Head
 
 
+def _segments(pointer: str) -> list[str]:
+    return [p.replace("~1", "/").replace("~0", "~") for p in pointer.split("/")[1:]]
+
+
+def _keys_ok(container: dict[Any, Any]) -> bool:
+    for key in container:
+        if type(key) is not str:
+            return False
+        if not key.isascii():
+            try:
+                key.encode("utf-8")
+            except UnicodeEncodeError:
+                return False
+    return True
+
+
+def validate_patch(patch: list[dict[str, Any]], state: Any, limits: Limits) -> None:
+    """Validate only what a delta brings into ``state``: O(new content), not O(state).
+
+    The rest of the state is the previous state, validated when it was committed. An
+    op's value is checked with the depth left at its location; a new key is checked
+    with the keys of the object it joins (the key's own type is not in the pointer).
+    """
+    for op in patch:
+        if op["op"] == "remove":
+            continue
+        path = op["path"]
+        segments = _segments(path)
+        depth = len(segments)
+        value = op["value"]
+        try:
+            if type(value) is dict or type(value) is list:
+                remaining = limits.max_depth - depth
+                if remaining < 1:
+                    raise InvalidValueError(path, "too deep")
+                validate(value, limits=Limits(max_depth=remaining, max_bytes=limits.max_bytes))
+            else:
+                validate(value, limits=limits)
+        except InvalidValueError:
+            # Something new is bad: the whole-state walk reports it with its full path
+            # and the limit as configured (the relative check above knows neither).
+            validate(state, limits=limits)
+            raise
+        if op["op"] == "add" and segments:
+            parent: Any = state
+            for segment in segments[:-1]:
+                parent = parent[int(segment)] if type(parent) is list else parent[segment]
+            if type(parent) is dict and not _keys_ok(parent):
+                parent_path = path.rsplit("/", 1)[0]
+                validate(parent, limits=limits, path=parent_path)
+
+
 def checksum(encoded_state: bytes) -> bytes:
     """The checksum stored with each step: sha256 of the state's exact encoding."""
     return hashlib.sha256(encoded_state).digest()
@@ -102,11 +154,27 @@ def plan_commit(
         write_version = 1
         seal_step = head.step if head.is_open else None
 
-    full = encode(state, limits=limits)
     kind = "snapshot"
-    raw = full
+    patch = None
     if not forced_snapshot and base_step is not None:
-        delta_raw = encode(diff(base_state, state))
+        try:
+            patch = diff(base_state, state)
+        except (TypeError, ValueError, RecursionError):
+            # diff sizes its ops by encoding them, which fails on a value that cannot be
+            # stored; validating the whole state names that value and its path.
+            validate(state, limits=limits)
+            raise
+        validate_patch(patch, state, limits)
+        full = encode_trusted(state)
+        if len(full) > limits.max_bytes:
+            raise InvalidValueError(
+                "",
+                f"encoded state is {len(full)} bytes, over the limit of "
+                f"{limits.max_bytes} bytes (Limits.max_bytes)",
+            )
+        # The delta holds parts of the validated state; the limits apply to states, and
+        # a delta op nests its value up to two levels deeper than the state does.
+        delta_raw = encode_trusted(patch)
         since = None if snap_before is None else step - snap_before
         kind = policy.choose(
             steps_since_snapshot=since,
@@ -114,8 +182,9 @@ def plan_commit(
             delta_bytes=len(delta_raw),
             state_bytes=len(full),
         )
-        if kind == "delta":
-            raw = delta_raw
+        raw = delta_raw if kind == "delta" else full
+    else:
+        full = raw = encode(state, limits=limits)
 
     if kind == "snapshot":
         snapshot_step, chain_bytes, delta_bytes = step, 0, 0
@@ -128,12 +197,15 @@ def plan_commit(
         seal_step = None  # the prune deletes that row; one statement must not touch it twice
 
     codec, payload = pack(raw)
+    # The new head state is owned by the store: the base with the patch applied (apply
+    # copies what it inserts), so later mutations of the caller's object cannot reach it.
+    owned = decode(full) if patch is None else apply(base_state, patch)
     new_head = Head(
         step=step,
         version=write_version,
         is_open=keep_open,
         kind=kind,
-        state=decode(full),
+        state=owned,
         delta_bytes=delta_bytes,
         snapshot_step=snapshot_step,
         chain_bytes=chain_bytes,
@@ -196,7 +268,8 @@ def rebuild(run_id: UUID, rows: Sequence[dict[str, Any]], *, verify: bool = True
             except ValueError as exc:
                 raise CorruptDataError(f"{where}: delta does not apply: {exc}") from exc
             chain_bytes += row["raw_bytes"]
-    if verify and checksum(encode(state)) != bytes(last["checksum"]):
+    # encode_trusted: the state was validated when written, possibly under other limits.
+    if verify and checksum(encode_trusted(state)) != bytes(last["checksum"]):
         raise CorruptDataError(
             f"run {run_id} step {last['step']}: rebuilt state does not match its checksum"
         )

@@ -10,7 +10,9 @@ CREATE TABLE IF NOT EXISTS schema_migrations (
 );
 
 -- name: migration_lock
-SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.agentckpt_migrations'));
+-- Keyed on the search_path (the store's schema), not current_schema(): that is NULL until
+-- the schema exists, and pg_advisory_xact_lock(NULL) takes no lock at all.
+SELECT pg_advisory_xact_lock(hashtext(current_setting('search_path') || '.agentckpt_migrations'));
 
 -- name: applied_migrations
 SELECT version FROM schema_migrations ORDER BY version;
@@ -136,6 +138,12 @@ FROM steps WHERE run_id = %(run_id)s ORDER BY step;
 
 -- name: prune_steps
 DELETE FROM steps WHERE run_id = %(run_id)s AND step < %(below)s;
+
+-- name: copy_history
+-- A fork keeps the archived history of the steps up to the one it starts from.
+INSERT INTO history (run_id, seq, step, item_count, codec, payload, raw_bytes)
+SELECT %(to_run_id)s, seq, step, item_count, codec, payload, raw_bytes FROM history
+WHERE run_id = %(from_run_id)s AND step <= %(step)s;
 
 -- name: copy_blobs
 INSERT INTO blobs (run_id, digest, codec, size, data)

@@ -121,6 +121,12 @@ SELECT step, parent_step, kind, is_open, codec, state_version, write_version, ra
        length(payload) AS stored_bytes, state_bytes, checksum, created_at, updated_at
 FROM steps WHERE run_id = :run_id ORDER BY step;
 
+-- name: copy_history
+-- A fork keeps the archived history of the steps up to the one it starts from.
+INSERT INTO history (run_id, seq, step, item_count, codec, payload, raw_bytes)
+SELECT :to_run_id, seq, step, item_count, codec, payload, raw_bytes FROM history
+WHERE run_id = :from_run_id AND step <= :step;
+
 -- name: copy_blobs
 INSERT INTO blobs (run_id, digest, codec, size, data)
 SELECT :to_run_id, digest, codec, size, data FROM blobs WHERE run_id = :from_run_id
