@@ -127,6 +127,7 @@ class AsyncStore:
         self.migrations = migrations
         self.verify = verify
         self._heads: OrderedDict[UUID, Head] = OrderedDict()
+        self._in_flight: dict[UUID, tuple[int, bytes]] = {}
 
     @classmethod
     async def connect(
@@ -280,6 +281,12 @@ class AsyncStore:
         """
         rid = as_run_id(run_id)
         head = await self._head(rid)
+        in_flight = self._in_flight.pop(rid, None)
+        if in_flight is not None and step is None and head.step == in_flight[0]:
+            # The previous commit of this run failed with its outcome unknown and did
+            # land; a retry of the same state is that commit, not a new step.
+            if checksum(encode(state, limits=self.limits)) == in_flight[1]:
+                return await self._step_info(rid, in_flight[0])
         if expected_head is not ... and expected_head != head.step:
             head = await self._head(rid, reload=True)
             if expected_head != head.step:
@@ -330,7 +337,10 @@ class AsyncStore:
         try:
             outcome = await self.backend.commit(write)
         except BaseException:
-            self._heads.pop(rid, None)  # outcome unknown: re-read before the next commit
+            # Outcome unknown: re-read before the next commit, and remember what was in
+            # flight, so a retry without an explicit step is recognised if it landed.
+            self._heads.pop(rid, None)
+            self._in_flight[rid] = (plan.step, plan.checksum)
             raise
         if isinstance(outcome, Committed):
             self._remember(rid, plan.head)

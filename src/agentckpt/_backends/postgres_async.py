@@ -57,6 +57,12 @@ def _history_arrays(history: tuple[HistoryRow, ...]) -> dict[str, list[Any]]:
     }
 
 
+async def _utc_session(conn: Conn) -> None:
+    # Timestamps come back in UTC, as on SQLite, whatever the server's default or PGTZ
+    # says (a -c timezone=UTC startup option loses to PGTZ).
+    await conn.execute("SET TIME ZONE 'UTC'")
+
+
 class AsyncPostgresBackend:
     """A pool of autocommit connections to one PostgreSQL schema.
 
@@ -116,6 +122,7 @@ class AsyncPostgresBackend:
                 "prepare_threshold": prepare_threshold,
             },
             name=f"agentckpt-{schema}",
+            configure=_utc_session,
         )
         try:
             await pool.open(wait=True, timeout=wait)

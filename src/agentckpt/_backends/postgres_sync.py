@@ -58,6 +58,12 @@ def _history_arrays(history: tuple[HistoryRow, ...]) -> dict[str, list[Any]]:
     }
 
 
+def _utc_session(conn: Conn) -> None:
+    # Timestamps come back in UTC, as on SQLite, whatever the server's default or PGTZ
+    # says (a -c timezone=UTC startup option loses to PGTZ).
+    conn.execute("SET TIME ZONE 'UTC'")
+
+
 class PostgresBackend:
     """A pool of autocommit connections to one PostgreSQL schema.
 
@@ -117,6 +123,7 @@ class PostgresBackend:
                 "prepare_threshold": prepare_threshold,
             },
             name=f"agentckpt-{schema}",
+            configure=_utc_session,
         )
         try:
             pool.open(wait=True, timeout=wait)

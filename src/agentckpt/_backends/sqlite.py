@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -66,6 +67,24 @@ def _translate(exc: sqlite3.Error) -> Exception:
     return StoreError(f"SQLite: {text}")
 
 
+def _enable_wal(conn: sqlite3.Connection, timeout: float) -> None:
+    """Switch to WAL, waiting for other connections that switch the same new file.
+
+    The switch needs an exclusive lock, and SQLite fails it at once with "database is
+    locked" (no busy handler: waiting could deadlock) when another connection holds a
+    shared lock meanwhile, as when several processes open a new file at the same time.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.005)
+
+
 class SqliteBackend:
     """One SQLite database file, shared safely by the threads of one process.
 
@@ -85,7 +104,7 @@ class SqliteBackend:
                 path, isolation_level=None, check_same_thread=False, timeout=busy_timeout
             )
             # WAL: readers never block the writer and a crash never corrupts the file.
-            self._conn.execute("PRAGMA journal_mode=WAL")
+            _enable_wal(self._conn, busy_timeout)
             # FULL: in WAL mode, an acknowledged commit survives power loss (NORMAL may not).
             self._conn.execute("PRAGMA synchronous=FULL")
             # Wait for another process's write lock instead of failing at once.
@@ -245,6 +264,11 @@ class SqliteBackend:
                 if write.seal_step is not None:
                     conn.execute(q["seal_step"], params)
                 rows = self._rows(conn.execute(q["upsert_step"], params))
+                if not rows:
+                    # The step exists and is sealed; the guard should have stopped this.
+                    conn.execute("ROLLBACK")
+                    probe = self._rows(conn.execute(q["commit_probe"], params))
+                    return Refused(probe[0] if probe else None)
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise

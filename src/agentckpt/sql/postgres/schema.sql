@@ -1,0 +1,190 @@
+-- The agentckpt schema for PostgreSQL, whole, as the numbered migrations build it.
+--
+-- This file is documentation: the store never runs it (it migrates with migrations/*.sql),
+-- and tests/contract/test_schema.py checks that a database built from this file has the
+-- same tables, columns, defaults, constraints and indexes as a migrated one. Change the
+-- schema with a new migration, then update this file to match.
+--
+-- Everything lives in one schema (the store URL's ?schema=, default "agentckpt"), found
+-- through the connection's search_path, so nothing below names a schema.
+--
+-- Every primary key starts with run_id and every statement of the store filters on it, so
+-- each table can be partitioned by HASH (run_id) or distributed on run_id (Citus) as it
+-- is. There are no foreign keys: Store.delete_run deletes a run's rows in one statement
+-- (the LangGraph tables' rows are deleted by that integration).
+--
+-- Times are timestamptz from the database's clock (now()), never the client's.
+
+
+-- schema_migrations: the migrations applied to this schema, one row per version; the
+-- store takes an advisory lock while migrating, so concurrent migrators apply each once.
+CREATE TABLE schema_migrations (
+    version     integer     PRIMARY KEY,
+    name        text        NOT NULL,
+    applied_at  timestamptz NOT NULL DEFAULT now()
+);
+
+
+-- runs: one row per run (an agent conversation or a long agent job).
+--   head_step, head_version, head_open   the newest step, how often it was written, and
+--                                        whether it is still open for rewriting; the row
+--                                        is the guard every commit conditions on
+--   snapshot_step, chain_bytes           the newest snapshot and the delta bytes after it
+--   lease_owner, lease_expires_at,       who works on the run; lease_epoch fences a
+--   lease_epoch, heartbeat_at            writer whose lease was taken over
+--   parent_run_id, parent_step           where a fork came from
+--   config                               what the run was started with, exact JSON bytes
+--   metadata                             small queryable JSON (tokens, cost, user id)
+CREATE TABLE runs (
+    run_id            uuid        PRIMARY KEY,
+    kind              text        NOT NULL DEFAULT 'run',
+    agent_id          text        NOT NULL DEFAULT '',
+    status            text        NOT NULL DEFAULT 'active',
+    head_step         bigint,
+    head_version      integer     NOT NULL DEFAULT 0,
+    head_open         boolean     NOT NULL DEFAULT false,
+    snapshot_step     bigint,
+    chain_bytes       bigint      NOT NULL DEFAULT 0,
+    lease_owner       text,
+    lease_expires_at  timestamptz,
+    lease_epoch       bigint      NOT NULL DEFAULT 0,
+    heartbeat_at      timestamptz NOT NULL DEFAULT now(),
+    created_at        timestamptz NOT NULL DEFAULT now(),
+    updated_at        timestamptz NOT NULL DEFAULT now(),
+    parent_run_id     uuid,
+    parent_step       bigint,
+    config            bytea       NOT NULL,
+    metadata          jsonb       NOT NULL DEFAULT '{}',
+    error             text
+);
+
+-- list_runs by agent, most recently updated first.
+CREATE INDEX runs_agent_updated ON runs (agent_id, updated_at);
+-- Runs by status whose heartbeat stopped.
+CREATE INDEX runs_status_heartbeat ON runs (status, heartbeat_at);
+-- Active runs whose lease expired, for recovery workers.
+CREATE INDEX runs_status_lease ON runs (status, lease_expires_at);
+
+
+-- steps: the kept steps of each run. A snapshot holds the whole state; a delta holds a
+-- JSON Patch against parent_step. payload is the encoded document, compressed per codec;
+-- checksum is sha256 of the whole state's exact encoding, checked when a state is rebuilt.
+-- Only an open step (is_open) is ever rewritten, each write bumping write_version.
+CREATE TABLE steps (
+    run_id         uuid        NOT NULL,
+    step           bigint      NOT NULL,
+    parent_step    bigint,
+    kind           text        NOT NULL CHECK (kind IN ('snapshot', 'delta')),
+    is_open        boolean     NOT NULL DEFAULT false,
+    codec          text        NOT NULL,
+    payload        bytea       NOT NULL,
+    state_version  integer     NOT NULL DEFAULT 1,
+    write_version  integer     NOT NULL DEFAULT 1,
+    raw_bytes      integer     NOT NULL,
+    state_bytes    bigint      NOT NULL,
+    checksum       bytea       NOT NULL,
+    created_at     timestamptz NOT NULL DEFAULT now(),
+    updated_at     timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (run_id, step)
+);
+
+
+-- blobs: large values kept out of the states, content-addressed per run (digest), written
+-- in the same transaction as the step that refers to them.
+CREATE TABLE blobs (
+    run_id      uuid        NOT NULL,
+    digest      text        NOT NULL,
+    codec       text        NOT NULL,
+    size        bigint      NOT NULL,
+    data        bytea       NOT NULL,
+    created_at  timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (run_id, digest)
+);
+
+
+-- effects: the recorded results of side effects (tool calls) by step and key, so that a
+-- resumed run replays a result instead of repeating the effect.
+CREATE TABLE effects (
+    run_id      uuid        NOT NULL,
+    step        bigint      NOT NULL,
+    key         text        NOT NULL,
+    codec       text        NOT NULL,
+    payload     bytea       NOT NULL,
+    created_at  timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (run_id, step, key)
+);
+
+
+-- history: archived parts of a run's state (old conversation turns), written in the same
+-- transaction as the step that removes them from the hot state; seq orders the archive.
+CREATE TABLE history (
+    run_id      uuid        NOT NULL,
+    seq         bigint      NOT NULL,
+    step        bigint      NOT NULL,
+    item_count  integer     NOT NULL,
+    codec       text        NOT NULL,
+    payload     bytea       NOT NULL,
+    raw_bytes   integer     NOT NULL,
+    created_at  timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (run_id, seq)
+);
+
+
+-- events: an optional append-only audit log of raw step events, written off the hot path.
+CREATE TABLE events (
+    run_id      uuid        NOT NULL,
+    event_id    uuid        NOT NULL,
+    step        bigint,
+    kind        text        NOT NULL,
+    codec       text        NOT NULL,
+    payload     bytea       NOT NULL,
+    created_at  timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (run_id, event_id)
+);
+
+
+-- run_threads: for checkpoints a framework names by its own ids (LangGraph), the thread
+-- and namespace each run stores; one run per thread and namespace, so consecutive
+-- checkpoints of a thread are consecutive steps of one run, stored as small deltas.
+CREATE TABLE run_threads (
+    run_id     uuid PRIMARY KEY,
+    thread_id  text NOT NULL,
+    namespace  text NOT NULL
+);
+
+CREATE INDEX run_threads_thread ON run_threads (thread_id);
+
+
+-- step_index: an external checkpoint id -> the step that stores it, with its parent id,
+-- the invocation that wrote it and its metadata (exact JSON text: JSONB would reorder keys
+-- and refuse U+0000). Checkpoint ids sort by code point (COLLATE "C"), as LangGraph
+-- compares them. A checkpoint is visible only once its step and its index row both exist:
+-- writers commit the step first and the index row second.
+CREATE TABLE step_index (
+    run_id         uuid   NOT NULL,
+    checkpoint_id  text   COLLATE "C" NOT NULL,
+    step           bigint NOT NULL,
+    parent_id      text,
+    invocation_id  text,
+    metadata       text   NOT NULL,
+    PRIMARY KEY (run_id, checkpoint_id)
+);
+
+CREATE INDEX step_index_invocation ON step_index (invocation_id)
+    WHERE invocation_id IS NOT NULL;
+
+
+-- step_writes: writes pending against a checkpoint (LangGraph's put_writes), serialized
+-- by the framework's own serializer and compressed per codec.
+CREATE TABLE step_writes (
+    run_id         uuid    NOT NULL,
+    checkpoint_id  text    COLLATE "C" NOT NULL,
+    task_id        text    NOT NULL,
+    idx            integer NOT NULL,
+    channel        text    NOT NULL,
+    task_path      text    NOT NULL,
+    type           text    NOT NULL,
+    codec          text    NOT NULL,
+    payload        bytea   NOT NULL,
+    PRIMARY KEY (run_id, checkpoint_id, task_id, idx)
+);
