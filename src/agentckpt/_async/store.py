@@ -282,11 +282,15 @@ class AsyncStore:
         rid = as_run_id(run_id)
         head = await self._head(rid)
         in_flight = self._in_flight.pop(rid, None)
-        if in_flight is not None and step is None and head.step == in_flight[0]:
-            # The previous commit of this run failed with its outcome unknown and did
-            # land; a retry of the same state is that commit, not a new step.
-            if checksum(encode(state, limits=self.limits)) == in_flight[1]:
-                return await self._step_info(rid, in_flight[0])
+        # The previous commit of this run failed with its outcome unknown and did land:
+        # a retry of the same state is that commit, not a new step.
+        if (
+            in_flight is not None
+            and step is None
+            and head.step == in_flight[0]
+            and checksum(encode(state, limits=self.limits)) == in_flight[1]
+        ):
+            return await self._step_info(rid, in_flight[0])
         if expected_head is not ... and expected_head != head.step:
             head = await self._head(rid, reload=True)
             if expected_head != head.step:
