@@ -1,54 +1,80 @@
-"""The ``agentckpt`` command line."""
+"""The ``agentckpt`` command line: demo, schema, runs, export/import, stats, doctor, inspector.
+
+The store is chosen with ``--url`` (before or after the command) or ``$AGENTCKPT_URL``.
+Every listing prints a table, or JSON with ``--json``. An error is one line on stderr
+saying what to do, with exit status 1 (2 for a bad command line); never a traceback for
+an :class:`~agentckpt.AgentckptError` or a bad argument.
+"""
 
 from __future__ import annotations
 
 import argparse
 import os
 import sys
+from collections.abc import Sequence
 
+from .. import __version__
 from ..errors import AgentckptError
+from . import demo, doctor, extras, manage, migrate, runs, stats, transfer, web
+from .command import EXIT_ERROR, EXIT_USAGE, CommandLineError, Parser
 
-DEFAULT_URL = "sqlite:///agentckpt-demo.db"
-
-
-def _url(args: argparse.Namespace) -> str:
-    return str(args.url or os.environ.get("AGENTCKPT_URL") or DEFAULT_URL)
-
-
-def _demo(args: argparse.Namespace) -> int:
-    from ..demo.crash import run_demo
-
-    return 0 if run_demo(_url(args), steps=args.steps, kill_at=args.kill_at) else 1
-
-
-def _migrate(args: argparse.Namespace) -> int:
-    from .._sync.store import Store
-
-    with Store.connect(_url(args), migrate=False) as store:
-        applied = store.migrate()
-    print(f"applied migrations: {applied or 'none (up to date)'}")
-    return 0
+__all__ = ["build_parser", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``agentckpt`` command."""
-    parser = argparse.ArgumentParser(prog="agentckpt", description=__doc__)
-    parser.add_argument("--url", help="store URL (default: $AGENTCKPT_URL or " + DEFAULT_URL + ")")
-    sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="kill a sample agent with SIGKILL and resume it")
-    demo.add_argument("--steps", type=int, default=60)
-    demo.add_argument("--kill-at", type=int, default=37)
-    demo.set_defaults(func=_demo)
-    migrate = sub.add_parser("migrate", help="apply pending schema migrations")
-    migrate.set_defaults(func=_migrate)
+    parser = Parser(
+        prog="agentckpt",
+        description="Crash-proof checkpoints for LLM agents: inspect and manage a store.",
+        epilog="The store: --url URL or $AGENTCKPT_URL (sqlite:///path.db, postgresql://...).",
+    )
+    parser.add_argument(
+        "--url", help="store URL (default: $AGENTCKPT_URL); also accepted after the command"
+    )
+    parser.add_argument("--version", action="version", version=f"agentckpt {__version__}")
+    # Subcommands repeat --url so `agentckpt runs list --url ...` works too; SUPPRESS
+    # keeps an absent one from overwriting the value given before the command.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--url", default=argparse.SUPPRESS, help="store URL")
+    listing = argparse.ArgumentParser(add_help=False)
+    listing.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for module in (demo, migrate, runs, manage, transfer, stats, doctor, web):
+        module.register(sub, common, listing)
+    extras.register(sub, common, listing)
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    name = " ".join(
+        str(part)
+        for part in (
+            args.command,
+            getattr(args, "runs_command", None),
+            getattr(args, "sub_command", None),
+        )
+        if part
+    )
     try:
         return int(args.func(args))
+    except CommandLineError as exc:
+        print(f"agentckpt {name}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except AgentckptError as exc:
-        print(f"agentckpt: error: {exc}", file=sys.stderr)
-        return 1
+        print(f"agentckpt {name}: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except OSError as exc:
+        if isinstance(exc, BrokenPipeError):
+            # The reader (e.g. `| head`) went away: point stdout at /dev/null so the
+            # flush at exit does not fail a second time, and stop quietly.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return EXIT_ERROR
+        where = f" {exc.filename}" if exc.filename else ""
+        print(f"agentckpt {name}: error:{where}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print(f"agentckpt {name}: interrupted", file=sys.stderr)
+        return 130

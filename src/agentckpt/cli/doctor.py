@@ -1,0 +1,111 @@
+"""``agentckpt doctor``: are this store's commits durable, and what to change if not."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+from pathlib import Path
+
+from .command import EXIT_ERROR, Subparsers
+from .durability import Finding
+
+
+def register(
+    sub: Subparsers, common: argparse.ArgumentParser, listing: argparse.ArgumentParser
+) -> None:
+    """Add ``doctor``."""
+    cmd = sub.add_parser(
+        "doctor",
+        parents=[common, listing],
+        help="check the durability settings of the store and say what to change",
+        description="PostgreSQL: synchronous_commit, fsync, full_page_writes, "
+        "synchronous standbys and replication, data checksums. SQLite: journal_mode and "
+        "synchronous as agentckpt sets them, and where the file lives. Exit status 1 "
+        "when a check fails (with --strict, also when one warns).",
+    )
+    cmd.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
+    cmd.set_defaults(func=run)
+
+
+def filesystem_type(path: Path, mounts: str | None = None) -> str | None:
+    """The type of the filesystem holding ``path``, from /proc/mounts (Linux); else None."""
+    if mounts is None:
+        try:
+            mounts = Path("/proc/mounts").read_text(encoding="utf-8")
+        except OSError:
+            return None
+    resolved = str(path.resolve())
+    best, found = -1, None
+    for line in mounts.splitlines():
+        fields = line.split()
+        if len(fields) < 3:
+            continue
+        point = fields[1].replace("\\040", " ")
+        inside = resolved == point or resolved.startswith(point.rstrip("/") + "/")
+        if inside and len(point) > best:
+            best, found = len(point), fields[2]
+    return found
+
+
+def diagnose(url: str) -> tuple[str, list[Finding]]:
+    """Connect to ``url`` and return its dialect and the findings."""
+    from .durability import assess_postgres, assess_sqlite
+    from .target import open_store, sqlite_path
+
+    with open_store(url) as store:
+        rows = store.backend.read("cli_durability", {})
+        dialect = store.backend.dialect
+    settings = dict(rows[0]) if rows else {}
+    if dialect == "postgresql":
+        return dialect, assess_postgres(settings)
+    path = sqlite_path(url)
+    if path is None:
+        return dialect, assess_sqlite(
+            settings, path=None, fs_type=None, free_bytes=None, writable=True
+        )
+    folder = path.resolve().parent
+    return dialect, assess_sqlite(
+        settings,
+        path=str(path.resolve()),
+        fs_type=filesystem_type(folder),
+        free_bytes=shutil.disk_usage(folder).free,
+        writable=os.access(folder, os.W_OK),
+    )
+
+
+_LABEL = {"ok": "ok", "info": "note", "warn": "WARN", "fail": "FAIL"}
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the findings; exit 1 when one fails."""
+    from .output import print_json, print_table
+    from .target import store_url
+
+    dialect, findings = diagnose(store_url(args))
+    bad = {"fail", "warn"} if args.strict else {"fail"}
+    failed = any(f.status in bad for f in findings)
+    if args.json:
+        print_json(
+            {
+                "dialect": dialect,
+                "ok": not failed,
+                "findings": [
+                    {"check": f.check, "value": f.value, "status": f.status, "advice": f.advice}
+                    for f in findings
+                ],
+            }
+        )
+        return EXIT_ERROR if failed else 0
+    print(f"agentckpt doctor: {dialect} store")
+    print_table(
+        ("STATUS", "CHECK", "VALUE"), ((_LABEL[f.status], f.check, f.value) for f in findings)
+    )
+    advice = [f for f in findings if f.advice]
+    if advice:
+        print("\nWhat to change:")
+        for number, finding in enumerate(advice, start=1):
+            print(f"{number}. {finding.check}: {finding.advice}")
+    else:
+        print("\nAll durability checks passed.")
+    return EXIT_ERROR if failed else 0

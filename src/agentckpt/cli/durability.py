@@ -1,0 +1,284 @@
+"""Whether an acknowledged commit survives a crash: settings in, findings out (no I/O).
+
+``agentckpt doctor`` reads the settings from the database and the file system and
+prints what :func:`assess_postgres` and :func:`assess_sqlite` conclude, with what to
+change. research/reliability.md has the experiments behind each rule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Status = Literal["ok", "info", "warn", "fail"]
+
+# Filesystems where SQLite's WAL mode (shared memory, POSIX locks) is unreliable.
+NETWORK_FILESYSTEMS = frozenset(
+    {
+        "nfs",
+        "nfs4",
+        "cifs",
+        "smb3",
+        "smbfs",
+        "9p",
+        "fuse.sshfs",
+        "afs",
+        "ceph",
+        "glusterfs",
+        "fuse.glusterfs",
+        "lustre",
+        "gpfs",
+        "fuse.s3fs",
+        "fuse.gcsfuse",
+        "fuse.rclone",
+        "virtiofs",
+    }
+)
+RAM_FILESYSTEMS = frozenset({"tmpfs", "ramfs"})
+LOW_DISK_BYTES = 1_000_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One check: what was found, how it stands, and what to change if anything."""
+
+    check: str
+    value: str
+    status: Status
+    advice: str = ""
+
+
+def assess_postgres(settings: dict[str, Any]) -> list[Finding]:
+    """Findings for the values of the ``cli_durability`` query on PostgreSQL."""
+    out: list[Finding] = []
+    sync_names = str(settings.get("synchronous_standby_names") or "").strip()
+    replicas = int(settings.get("replicas") or 0)
+    sync_replicas = int(settings.get("sync_replicas") or 0)
+
+    if settings.get("in_recovery"):
+        out.append(
+            Finding(
+                "server role",
+                "standby (read-only)",
+                "fail",
+                "this server is a standby in recovery: point the store URL at the primary",
+            )
+        )
+    commit = str(settings.get("synchronous_commit"))
+    if commit == "off":
+        out.append(
+            Finding(
+                "synchronous_commit",
+                commit,
+                "fail",
+                "a server crash loses commits that were already acknowledged: run "
+                "ALTER ROLE <agentckpt user> SET synchronous_commit = on (or set it in "
+                "postgresql.conf and SELECT pg_reload_conf())",
+            )
+        )
+    elif commit == "local" and sync_names:
+        out.append(
+            Finding(
+                "synchronous_commit",
+                commit,
+                "warn",
+                "commits do not wait for the synchronous standby, so a failover can lose "
+                "acknowledged commits: set synchronous_commit = on",
+            )
+        )
+    elif commit == "remote_write" and sync_names:
+        out.append(
+            Finding(
+                "synchronous_commit",
+                commit,
+                "warn",
+                "the standby acknowledges before flushing to its disk; if primary and "
+                "standby crash together commits can be lost: set synchronous_commit = on",
+            )
+        )
+    else:
+        out.append(Finding("synchronous_commit", commit, "ok"))
+
+    fsync = str(settings.get("fsync"))
+    out.append(
+        Finding(
+            "fsync",
+            fsync,
+            "ok" if fsync == "on" else "fail",
+            ""
+            if fsync == "on"
+            else "a power loss or OS crash can corrupt the whole cluster: set fsync = on in "
+            "postgresql.conf and reload (never run production with it off)",
+        )
+    )
+    fpw = str(settings.get("full_page_writes"))
+    out.append(
+        Finding(
+            "full_page_writes",
+            fpw,
+            "ok" if fpw == "on" else "fail",
+            ""
+            if fpw == "on"
+            else "a crash mid-write can leave torn pages that WAL replay cannot repair: set "
+            "full_page_writes = on (off is safe only on a filesystem with atomic 8 KB "
+            "writes, such as ZFS)",
+        )
+    )
+
+    replication = f"{replicas} connected ({sync_replicas} synchronous)"
+    if sync_names and sync_replicas == 0:
+        out.append(
+            Finding(
+                "synchronous_standby_names",
+                f"{sync_names!r}; {replication}",
+                "fail",
+                "a synchronous standby is required but none is connected, so every commit "
+                "waits: start the standby, or empty synchronous_standby_names",
+            )
+        )
+    elif sync_names:
+        out.append(Finding("synchronous_standby_names", f"{sync_names!r}; {replication}", "ok"))
+    elif replicas:
+        out.append(
+            Finding(
+                "synchronous_standby_names",
+                f"(empty); {replication}",
+                "warn",
+                "replication is asynchronous: a failover to a replica can lose commits the "
+                "primary acknowledged. Set synchronous_standby_names = 'ANY 1 (<standby "
+                "names>)' to make failover lossless",
+            )
+        )
+    else:
+        out.append(
+            Finding(
+                "replication",
+                "no standby",
+                "warn",
+                "a lost disk or host loses every checkpoint since the last backup: add a "
+                "synchronous standby (synchronous_standby_names) or back up continuously",
+            )
+        )
+    checksums = str(settings.get("data_checksums"))
+    out.append(
+        Finding(
+            "data_checksums",
+            checksums,
+            "ok" if checksums == "on" else "info",
+            ""
+            if checksums == "on"
+            else "silent disk corruption goes unnoticed by PostgreSQL (agentckpt still "
+            "checks every state's checksum): enable with pg_checksums --enable while the "
+            "server is stopped",
+        )
+    )
+    return out
+
+
+_SYNCHRONOUS = {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}
+
+
+def assess_sqlite(
+    settings: dict[str, Any],
+    *,
+    path: str | None,
+    fs_type: str | None,
+    free_bytes: int | None,
+    writable: bool,
+) -> list[Finding]:
+    """Findings for a SQLite store: its pragmas (``cli_durability``) and its file's place."""
+    out: list[Finding] = []
+    journal = str(settings.get("journal_mode", "")).lower()
+    if journal == "wal":
+        out.append(Finding("journal_mode", journal, "ok"))
+    else:
+        out.append(
+            Finding(
+                "journal_mode",
+                journal,
+                "fail",
+                "agentckpt asks for WAL on every connection; SQLite refused it here, which "
+                "happens on filesystems without shared-memory support: put the file on a "
+                "local disk",
+            )
+        )
+    level = int(settings.get("synchronous", -1))
+    name = _SYNCHRONOUS.get(level, str(level))
+    if level >= 2:
+        out.append(Finding("synchronous", name, "ok"))
+    else:
+        out.append(
+            Finding(
+                "synchronous",
+                name,
+                "fail",
+                "a power loss can lose acknowledged commits: agentckpt sets synchronous=FULL "
+                "on its own connections; do not open the file with another setting",
+            )
+        )
+    if path is None:
+        out.append(
+            Finding(
+                "location",
+                ":memory:",
+                "fail",
+                "an in-memory database vanishes with the process: use sqlite:///path/file.db",
+            )
+        )
+        return out
+    if fs_type in RAM_FILESYSTEMS:
+        out.append(
+            Finding(
+                "location",
+                f"{path} ({fs_type})",
+                "fail",
+                "the file is in RAM and is lost at reboot: move it to a disk-backed "
+                "directory (e.g. under /var/lib or your home directory)",
+            )
+        )
+    elif fs_type in NETWORK_FILESYSTEMS:
+        out.append(
+            Finding(
+                "location",
+                f"{path} ({fs_type})",
+                "fail",
+                "SQLite's locking and WAL are not reliable on network filesystems: use a "
+                "local disk, or PostgreSQL for a shared store",
+            )
+        )
+    elif fs_type == "overlay":
+        out.append(
+            Finding(
+                "location",
+                f"{path} ({fs_type})",
+                "warn",
+                "the file is in a container's writable layer and goes with the container: "
+                "mount a volume for its directory",
+            )
+        )
+    else:
+        out.append(Finding("location", f"{path} ({fs_type or 'unknown filesystem'})", "ok"))
+    if not writable:
+        out.append(
+            Finding(
+                "permissions",
+                "directory not writable",
+                "fail",
+                "SQLite needs to create the -wal and -shm files beside the database: make "
+                "the directory writable by the agent's user",
+            )
+        )
+    if free_bytes is not None:
+        low = free_bytes < LOW_DISK_BYTES
+        out.append(
+            Finding(
+                "free disk",
+                f"{free_bytes / 1e9:.1f} GB",
+                "warn" if low else "ok",
+                "commits fail with StorageFullError when the disk fills: free space or move "
+                "the file"
+                if low
+                else "",
+            )
+        )
+    return out

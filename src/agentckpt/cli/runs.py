@@ -1,0 +1,239 @@
+"""``agentckpt runs list | show | diff``: what a store holds, run by run."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from dataclasses import asdict
+from typing import Any
+
+from .command import Subparsers, duration, run_id
+
+
+def add_filters(cmd: argparse.ArgumentParser) -> None:
+    """The run filters shared by listings, export, prune and stats."""
+    cmd.add_argument("--agent", metavar="AGENT_ID", help="only runs of this agent id")
+    cmd.add_argument("--status", help="only runs with this status (active, completed, ...)")
+    cmd.add_argument("--kind", help="only runs of this kind (run, conversation, ...)")
+    cmd.add_argument(
+        "--older-than",
+        type=duration,
+        metavar="AGE",
+        help="only runs not updated for AGE (30s, 15m, 1h, 7d, 2w)",
+    )
+
+
+def filters(args: argparse.Namespace) -> dict[str, Any]:
+    """The filter arguments as keyword arguments of ``catalog.run_summaries``."""
+    return {
+        "agent_id": args.agent,
+        "status": args.status,
+        "kind": args.kind,
+        "idle_seconds": args.older_than,
+    }
+
+
+def register(
+    sub: Subparsers, common: argparse.ArgumentParser, listing: argparse.ArgumentParser
+) -> None:
+    """Add ``runs list``, ``runs show`` and ``runs diff``."""
+    runs = sub.add_parser("runs", help="list runs, show one, diff two of its steps")
+    runs_sub = runs.add_subparsers(dest="runs_command", required=True, metavar="SUBCOMMAND")
+
+    lister = runs_sub.add_parser(
+        "list", parents=[common, listing], help="runs with status and size, newest first"
+    )
+    add_filters(lister)
+    lister.add_argument(
+        "--limit", type=int, default=100, help="at most this many runs (0: all; default 100)"
+    )
+    lister.add_argument("--ids", action="store_true", help="print only run ids, one per line")
+    lister.set_defaults(func=list_runs)
+
+    show = runs_sub.add_parser(
+        "show",
+        parents=[common, listing],
+        help="a run's record, config, tool registry, metadata, sizes and steps",
+    )
+    show.add_argument("run_id", metavar="RUN", type=run_id)
+    show.set_defaults(func=show_run)
+
+    diff = runs_sub.add_parser(
+        "diff",
+        parents=[common, listing],
+        help="the JSON Patch (RFC 6902) from one kept step's state to another's",
+    )
+    diff.add_argument("run_id", metavar="RUN", type=run_id)
+    diff.add_argument("step_a", metavar="STEP_A", type=int)
+    diff.add_argument("step_b", metavar="STEP_B", type=int)
+    diff.set_defaults(func=diff_steps)
+
+
+def list_runs(args: argparse.Namespace) -> int:
+    """Print the runs table."""
+    from .catalog import run_summaries
+    from .output import human_age, human_bytes, print_json, print_table
+    from .target import open_store, store_url
+
+    with open_store(store_url(args)) as store:
+        found = run_summaries(store, limit=args.limit or None, **filters(args))
+    if args.ids:
+        for summary in found:
+            print(summary.run_id)
+    elif args.json:
+        print_json([summary.to_json() for summary in found])
+    else:
+        print_table(
+            ("RUN", "KIND", "AGENT", "STATUS", "STEP", "ROWS", "STORED", "UPDATED"),
+            (
+                (
+                    s.run_id,
+                    s.kind,
+                    s.agent_id or "-",
+                    s.status,
+                    s.head_step,
+                    s.rows,
+                    human_bytes(s.stored_bytes),
+                    human_age(s.updated_at),
+                )
+                for s in found
+            ),
+        )
+    return 0
+
+
+def _tool_registry(config: dict[str, Any], state: Any) -> Any:
+    """The tool registry recorded with the run: in its config, else in its latest state."""
+    for source in (config, state if isinstance(state, dict) else {}):
+        for key in ("tool_registry", "tools"):
+            if key in source:
+                return source[key]
+    return None
+
+
+def show_run(args: argparse.Namespace) -> int:
+    """Print one run in full."""
+    from .catalog import run_summaries, stored_state
+    from .output import human_bytes, print_fields, print_json, print_table
+    from .target import open_store, store_url
+
+    with open_store(store_url(args)) as store:
+        run = store.get_run(args.run_id)
+        steps = store.steps(run.run_id)
+        summary = run_summaries(store, run_id=run.run_id, limit=1)[0]
+        latest = stored_state(store, run.run_id)
+    tools = _tool_registry(run.config, latest.state if latest else None)
+    if args.json:
+        print_json(
+            {
+                "run": asdict(run),
+                "sizes": summary.to_json(),
+                "tool_registry": tools,
+                "steps": [asdict(info) for info in steps],
+            }
+        )
+        return 0
+    lease = f"{run.lease_owner} until {run.lease_expires_at} (epoch {run.lease_epoch})"
+    print_fields(
+        [
+            ("run", run.run_id),
+            ("kind", run.kind),
+            ("agent", run.agent_id or "-"),
+            ("status", run.status + (f" ({run.error})" if run.error else "")),
+            ("head step", f"{run.head_step}{' (open)' if run.head_open else ''}"),
+            ("snapshot step", run.snapshot_step),
+            (
+                "forked from",
+                f"{run.parent_run_id} at step {run.parent_step}" if run.parent_run_id else None,
+            ),
+            ("lease", lease if run.lease_owner else None),
+            ("created", run.created_at.isoformat(timespec="seconds")),
+            ("updated", run.updated_at.isoformat(timespec="seconds")),
+            ("heartbeat", run.heartbeat_at.isoformat(timespec="seconds")),
+            (
+                "stored",
+                f"{human_bytes(summary.stored_bytes)} in {summary.rows} rows "
+                f"(steps {human_bytes(summary.step_bytes)} in {summary.step_rows}, "
+                f"blobs {human_bytes(summary.blob_bytes)} in {summary.blob_rows}, "
+                f"history {human_bytes(summary.history_bytes)} in {summary.history_rows})",
+            ),
+            (
+                "per step",
+                human_bytes(int(summary.bytes_per_step)) if summary.bytes_per_step else None,
+            ),
+        ]
+    )
+    for title, value in (("config", run.config), ("tool registry", tools)):
+        print(f"\n{title}:")
+        print(_pretty(value) if value not in (None, {}) else "  (none)")
+    print("\nmetadata:")
+    print(_pretty(run.metadata) if run.metadata else "  (none)")
+    print(f"\nkept steps ({len(steps)}):")
+    print_table(
+        ("STEP", "KIND", "PARENT", "OPEN", "CODEC", "RAW", "STORED", "STATE", "WRITES", "CREATED"),
+        (
+            (
+                info.step,
+                info.kind,
+                info.parent_step,
+                info.is_open,
+                info.codec,
+                info.raw_bytes,
+                info.stored_bytes,
+                info.state_bytes,
+                info.write_version,
+                info.created_at.isoformat(timespec="seconds"),
+            )
+            for info in steps
+        ),
+    )
+    return 0
+
+
+def _pretty(value: Any) -> str:
+    text = json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    return "\n".join("  " + line for line in text.splitlines())
+
+
+_COLORS = {"add": "32", "remove": "31", "replace": "33", "move": "36", "copy": "36"}
+_MARKS = {"add": "+", "remove": "-", "replace": "~", "move": ">", "copy": "="}
+
+
+def diff_steps(args: argparse.Namespace) -> int:
+    """Print the patch that turns the state at STEP_A into the state at STEP_B."""
+    from .._core.delta import diff
+    from .catalog import stored_state
+    from .output import print_json
+    from .target import open_store, store_url
+
+    with open_store(store_url(args)) as store:
+        before = stored_state(store, args.run_id, args.step_a)
+        after = stored_state(store, args.run_id, args.step_b)
+    assert before is not None
+    assert after is not None
+    patch = diff(before.state, after.state)
+    if args.json:
+        print_json(patch)
+        return 0
+    color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    print(
+        f"run {before.run_id}: step {args.step_a} -> step {args.step_b}, "
+        f"{len(patch)} operation{'s' if len(patch) != 1 else ''}"
+    )
+    for op in patch:
+        name = op["op"]
+        text = f"{_MARKS.get(name, '?')} {name} {op['path']}"
+        if "from" in op:
+            text += f" (from {op['from']})"
+        if "value" in op:
+            compact = json.dumps(op["value"], ensure_ascii=False)
+            if len(compact) <= 100:
+                text += f": {compact}"
+            else:
+                text += ":\n" + _pretty(op["value"])
+        if color:
+            text = f"\033[{_COLORS.get(name, '0')}m{text}\033[0m"
+        print(text)
+    return 0

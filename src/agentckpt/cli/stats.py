@@ -1,0 +1,124 @@
+"""``agentckpt stats``: rows and bytes per table, and how fast each run grows."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .command import Subparsers, run_id
+from .runs import add_filters, filters
+
+
+def register(
+    sub: Subparsers, common: argparse.ArgumentParser, listing: argparse.ArgumentParser
+) -> None:
+    """Add ``stats``."""
+    cmd = sub.add_parser(
+        "stats",
+        parents=[common, listing],
+        help="storage: rows and bytes per table, and per run (bytes per step)",
+        description="Totals per table (PostgreSQL: pg_total_relation_size; SQLite: the "
+        "file's pages and the payload bytes), then the largest runs with their rows, "
+        "stored bytes and bytes per step.",
+    )
+    cmd.add_argument("run_ids", metavar="RUN", type=run_id, nargs="*", help="only these runs")
+    add_filters(cmd)
+    cmd.add_argument(
+        "--limit", type=int, default=20, help="runs to show, largest first (0: all; default 20)"
+    )
+    cmd.set_defaults(func=run)
+
+
+def _store_facts(store: Any, url: str) -> dict[str, Any]:
+    from .catalog import database_size
+    from .target import sqlite_path
+
+    facts: dict[str, Any] = {"dialect": store.backend.dialect}
+    facts.update(database_size(store))
+    path = sqlite_path(url)
+    if path is not None:
+        wal = path.with_name(path.name + "-wal")
+        facts["path"] = str(path.resolve())
+        facts["file_bytes"] = path.stat().st_size
+        facts["wal_bytes"] = wal.stat().st_size if wal.exists() else 0
+    return facts
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print storage statistics."""
+    from .catalog import run_summaries, table_sizes
+    from .output import human_bytes, print_fields, print_json, print_table
+    from .target import open_store, store_url
+
+    url = store_url(args)
+    with open_store(url) as store:
+        facts = _store_facts(store, url)
+        tables = table_sizes(store)
+        if args.run_ids:
+            runs = [run_summaries(store, run_id=store.get_run(r).run_id)[0] for r in args.run_ids]
+        else:
+            runs = run_summaries(store, limit=None, **filters(args))
+    runs.sort(key=lambda s: (-s.stored_bytes, str(s.run_id)))
+    shown = runs[: args.limit] if args.limit else runs
+    if args.json:
+        print_json(
+            {
+                "store": facts,
+                "tables": [
+                    {
+                        "table": t.table,
+                        "rows": t.rows,
+                        "payload_bytes": t.payload_bytes,
+                        "total_bytes": t.total_bytes,
+                    }
+                    for t in tables
+                ],
+                "runs": [s.to_json() for s in shown],
+            }
+        )
+        return 0
+    pairs: list[tuple[str, Any]] = [("store", facts["dialect"])]
+    if "path" in facts:
+        pairs += [
+            ("file", facts["path"]),
+            ("file size", human_bytes(facts["file_bytes"])),
+            ("write-ahead log", human_bytes(facts["wal_bytes"])),
+            ("free pages", human_bytes(facts.get("free_bytes"))),
+        ]
+    else:
+        pairs += [
+            ("database", f"{facts.get('database_name')} (schema {facts.get('schema_name')})"),
+            ("database size", human_bytes(facts.get("database_bytes"))),
+        ]
+    print_fields(pairs)
+    print()
+    print_table(
+        ("TABLE", "ROWS", "PAYLOAD", "ON DISK"),
+        (
+            (t.table, t.rows, human_bytes(t.payload_bytes), human_bytes(t.total_bytes))
+            for t in tables
+        ),
+    )
+    total = human_bytes(sum(s.stored_bytes for s in runs))
+    print(
+        f"\n{len(runs)} run{'s' if len(runs) != 1 else ''}; {total} stored"
+        + (f"; the {len(shown)} largest:" if len(shown) < len(runs) else ":")
+    )
+    print_table(
+        ("RUN", "AGENT", "STEPS", "ROWS", "STEP BYTES", "BLOBS", "HISTORY", "TOTAL", "PER STEP"),
+        (
+            (
+                s.run_id,
+                s.agent_id or "-",
+                s.head_step,
+                s.rows,
+                human_bytes(s.step_bytes),
+                human_bytes(s.blob_bytes),
+                human_bytes(s.history_bytes),
+                human_bytes(s.stored_bytes),
+                human_bytes(round(s.bytes_per_step)) if s.bytes_per_step else "-",
+            )
+            for s in shown
+        ),
+    )
+    return 0

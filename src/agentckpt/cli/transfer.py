@@ -1,0 +1,147 @@
+"""``agentckpt export | import``: move runs between stores as JSON Lines.
+
+The format is described in :mod:`agentckpt.cli.exchange`; it round-trips exactly
+between SQLite and PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TextIO
+
+from .command import CommandLineError, Subparsers, run_id
+from .runs import add_filters, filters
+
+
+def register(
+    sub: Subparsers, common: argparse.ArgumentParser, listing: argparse.ArgumentParser
+) -> None:
+    """Add ``export`` and ``import``."""
+    export = sub.add_parser(
+        "export",
+        parents=[common],
+        help="write runs as JSON Lines (every stored row, exactly)",
+        description="Write the named runs, or every run the filters select (default: all), "
+        "with their steps, blobs, effects, history and events. `agentckpt import` recreates "
+        "them exactly in any store, SQLite or PostgreSQL.",
+    )
+    export.add_argument("run_ids", metavar="RUN", type=run_id, nargs="*", help="runs to export")
+    add_filters(export)
+    export.add_argument(
+        "-o", "--output", metavar="FILE", help="write to FILE instead of standard output"
+    )
+    export.set_defaults(func=export_command)
+
+    imp = sub.add_parser(
+        "import",
+        parents=[common, listing],
+        help="recreate runs from an export file",
+        description="Each run is checked (every state against its checksum, every blob "
+        "against its sha256) before anything of it is written, and appears in the store "
+        "whole or not at all.",
+    )
+    imp.add_argument("file", metavar="FILE", help="an export file, or - for standard input")
+    imp.add_argument(
+        "--on-conflict",
+        choices=("error", "skip", "replace"),
+        default="error",
+        help="when a run already exists: stop with an error (default), skip it, or "
+        "delete and import it again",
+    )
+    imp.set_defaults(func=import_command)
+
+
+@contextlib.contextmanager
+def _output(path: str | None) -> Iterator[TextIO]:
+    if path is None or path == "-":
+        yield sys.stdout
+        return
+    target = Path(path)
+    partial = target.with_name(target.name + ".partial")
+    # Write beside the target and rename at the end: a failed export never leaves a
+    # file that looks complete (the end line would be missing anyway).
+    with partial.open("w", encoding="utf-8") as stream:
+        yield stream
+    partial.replace(target)
+
+
+def export_command(args: argparse.Namespace) -> int:
+    """Export runs to a file or standard output."""
+    from .catalog import run_summaries
+    from .exchange import export_runs
+    from .output import Progress, human_bytes
+    from .target import open_store, store_url
+
+    chosen = filters(args)
+    if args.run_ids and any(v is not None for v in chosen.values()):
+        raise CommandLineError("name runs or use filters, not both")
+    with open_store(store_url(args)) as store:
+        if args.run_ids:
+            run_ids = [store.get_run(run_id).run_id for run_id in args.run_ids]
+        else:
+            run_ids = [s.run_id for s in run_summaries(store, limit=None, **chosen)]
+        with _output(args.output) as out, Progress("export", len(run_ids)) as bar:
+            summary = export_runs(
+                store, run_ids, out, on_run=lambda rid, lines: bar.advance(note=str(rid)[:8])
+            )
+    if args.output and args.output != "-":
+        size = Path(args.output).stat().st_size
+        print(
+            f"exported {summary.runs} runs ({summary.lines} lines, {human_bytes(size)}) "
+            f"to {args.output}",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def import_command(args: argparse.Namespace) -> int:
+    """Import an export file."""
+    from .exchange import import_runs
+    from .output import Progress, print_json
+    from .target import open_store, store_url
+
+    if args.file == "-":
+        stream: TextIO = sys.stdin
+        total = None
+    else:
+        stream = Path(args.file).open(encoding="utf-8")  # noqa: SIM115 - closed below
+        total = _count_runs(args.file) if sys.stderr.isatty() else None
+    try:
+        with open_store(store_url(args), writable=True) as store, Progress("import", total) as bar:
+            summary = import_runs(
+                store,
+                stream,
+                on_conflict=args.on_conflict,
+                on_run=lambda rid, outcome: bar.advance(note=f"{str(rid)[:8]} {outcome}"),
+            )
+    finally:
+        if stream is not sys.stdin:
+            stream.close()
+    if args.json:
+        print_json(
+            {
+                "imported": summary.imported,
+                "replaced": summary.replaced,
+                "skipped": summary.skipped,
+            }
+        )
+    else:
+        print(
+            f"imported {len(summary.imported)} runs, replaced {len(summary.replaced)}, "
+            f"skipped {len(summary.skipped)} that already existed"
+        )
+    return 0
+
+
+def _count_runs(path: str) -> int:
+    """Runs in an export file, for the progress bar.
+
+    Keys are sorted, so a line's own ``type`` is its last key: ``"type":"run"}`` ends a
+    run line and no other (a column named type would be followed by more of the line).
+    """
+    with open(path, encoding="utf-8") as stream:
+        return sum(1 for line in stream if line.rstrip().endswith('"type":"run"}'))

@@ -1,0 +1,198 @@
+-- Named queries of the command line and the web inspector (agentckpt.cli, .inspector).
+-- Read-mostly: listings with sizes, storage statistics, durability settings, and the
+-- raw rows that `agentckpt export` writes and `agentckpt import` recreates exactly.
+
+-- name: cli_run_listing
+-- Runs with their row counts and stored bytes; every filter is optional (NULL).
+SELECT r.run_id, r.kind, r.agent_id, r.status, r.head_step, r.head_open, r.snapshot_step,
+       r.lease_owner, r.lease_expires_at, r.created_at, r.updated_at, r.parent_run_id,
+       r.parent_step, r.error, octet_length(r.config) AS config_bytes,
+       (SELECT count(*) FROM steps s WHERE s.run_id = r.run_id) AS step_rows,
+       (SELECT coalesce(sum(octet_length(s.payload)), 0)::bigint
+          FROM steps s WHERE s.run_id = r.run_id) AS step_bytes,
+       (SELECT count(*) FROM blobs b WHERE b.run_id = r.run_id) AS blob_rows,
+       (SELECT coalesce(sum(octet_length(b.data)), 0)::bigint
+          FROM blobs b WHERE b.run_id = r.run_id) AS blob_bytes,
+       (SELECT count(*) FROM history h WHERE h.run_id = r.run_id) AS history_rows,
+       (SELECT coalesce(sum(octet_length(h.payload)), 0)::bigint
+          FROM history h WHERE h.run_id = r.run_id) AS history_bytes,
+       (SELECT count(*) FROM effects e WHERE e.run_id = r.run_id) AS effect_rows,
+       (SELECT count(*) FROM events v WHERE v.run_id = r.run_id) AS event_rows,
+       (SELECT count(*) FROM run_threads t WHERE t.run_id = r.run_id)
+       + (SELECT count(*) FROM step_index i WHERE i.run_id = r.run_id)
+       + (SELECT count(*) FROM step_writes w WHERE w.run_id = r.run_id) AS framework_rows
+FROM runs r
+WHERE (%(run_id)s::uuid IS NULL OR r.run_id = %(run_id)s::uuid)
+  AND (%(agent_id)s::text IS NULL OR r.agent_id = %(agent_id)s)
+  AND (%(kind)s::text IS NULL OR r.kind = %(kind)s)
+  AND (%(status)s::text IS NULL OR r.status = %(status)s)
+  AND (%(idle_seconds)s::float8 IS NULL
+       OR r.updated_at < now() - make_interval(secs => %(idle_seconds)s::float8))
+ORDER BY r.updated_at DESC, r.run_id
+LIMIT %(limit)s;
+
+-- name: cli_table_sizes
+-- Rows, payload bytes and on-disk bytes (table + indexes + TOAST) of each table.
+SELECT 'runs' AS table_name, count(*) AS row_count,
+       coalesce(sum(octet_length(config)), 0)::bigint AS payload_bytes,
+       pg_total_relation_size('runs'::regclass) AS total_bytes FROM runs
+UNION ALL
+SELECT 'steps', count(*), coalesce(sum(octet_length(payload)), 0)::bigint,
+       pg_total_relation_size('steps'::regclass) FROM steps
+UNION ALL
+SELECT 'blobs', count(*), coalesce(sum(octet_length(data)), 0)::bigint,
+       pg_total_relation_size('blobs'::regclass) FROM blobs
+UNION ALL
+SELECT 'effects', count(*), coalesce(sum(octet_length(payload)), 0)::bigint,
+       pg_total_relation_size('effects'::regclass) FROM effects
+UNION ALL
+SELECT 'history', count(*), coalesce(sum(octet_length(payload)), 0)::bigint,
+       pg_total_relation_size('history'::regclass) FROM history
+UNION ALL
+SELECT 'events', count(*), coalesce(sum(octet_length(payload)), 0)::bigint,
+       pg_total_relation_size('events'::regclass) FROM events
+UNION ALL
+SELECT 'run_threads', count(*), 0::bigint,
+       pg_total_relation_size('run_threads'::regclass) FROM run_threads
+UNION ALL
+SELECT 'step_index', count(*), coalesce(sum(octet_length(metadata)), 0)::bigint,
+       pg_total_relation_size('step_index'::regclass) FROM step_index
+UNION ALL
+SELECT 'step_writes', count(*), coalesce(sum(octet_length(payload)), 0)::bigint,
+       pg_total_relation_size('step_writes'::regclass) FROM step_writes;
+
+-- name: cli_database_size
+SELECT pg_database_size(current_database()) AS database_bytes,
+       current_database() AS database_name, current_schema() AS schema_name;
+
+-- name: cli_durability
+-- The settings that decide whether an acknowledged commit survives a crash or failover,
+-- as this connection sees them (a role or database may override the server's default).
+SELECT current_setting('synchronous_commit') AS synchronous_commit,
+       current_setting('fsync') AS fsync,
+       current_setting('full_page_writes') AS full_page_writes,
+       current_setting('synchronous_standby_names') AS synchronous_standby_names,
+       current_setting('wal_level') AS wal_level,
+       current_setting('data_checksums') AS data_checksums,
+       current_setting('server_version') AS server_version,
+       pg_is_in_recovery() AS in_recovery,
+       (SELECT count(*) FROM pg_stat_replication) AS replicas,
+       (SELECT count(*) FROM pg_stat_replication
+         WHERE sync_state IN ('sync', 'quorum')) AS sync_replicas;
+
+-- name: cli_export_run
+SELECT run_id, kind, agent_id, status, head_step, head_version, head_open, snapshot_step,
+       chain_bytes, lease_owner, lease_expires_at, lease_epoch, heartbeat_at, created_at,
+       updated_at, parent_run_id, parent_step, config, metadata::text AS metadata, error
+FROM runs WHERE run_id = %(run_id)s;
+
+-- name: cli_export_steps
+SELECT step, parent_step, kind, is_open, codec, payload, state_version, write_version,
+       raw_bytes, state_bytes, checksum, created_at, updated_at
+FROM steps WHERE run_id = %(run_id)s ORDER BY step;
+
+-- name: cli_export_blobs
+SELECT digest, codec, size, data, created_at
+FROM blobs WHERE run_id = %(run_id)s ORDER BY digest;
+
+-- name: cli_export_history
+SELECT seq, step, item_count, codec, payload, raw_bytes, created_at
+FROM history WHERE run_id = %(run_id)s ORDER BY seq;
+
+-- name: cli_export_effects
+SELECT step, key, codec, payload, created_at
+FROM effects WHERE run_id = %(run_id)s ORDER BY step, key;
+
+-- name: cli_export_events
+SELECT event_id::text AS event_id, step, kind, codec, payload, created_at
+FROM events WHERE run_id = %(run_id)s ORDER BY created_at, event_id;
+
+-- name: cli_import_run
+-- Written last by an import, after every other row of the run: the run appears whole.
+INSERT INTO runs (run_id, kind, agent_id, status, head_step, head_version, head_open,
+                  snapshot_step, chain_bytes, lease_owner, lease_expires_at, lease_epoch,
+                  heartbeat_at, created_at, updated_at, parent_run_id, parent_step, config,
+                  metadata, error)
+VALUES (%(run_id)s, %(kind)s, %(agent_id)s, %(status)s, %(head_step)s, %(head_version)s,
+        %(head_open)s, %(snapshot_step)s, %(chain_bytes)s, %(lease_owner)s,
+        %(lease_expires_at)s::timestamptz, %(lease_epoch)s, %(heartbeat_at)s::timestamptz,
+        %(created_at)s::timestamptz, %(updated_at)s::timestamptz, %(parent_run_id)s::uuid,
+        %(parent_step)s, %(config)s, %(metadata)s::jsonb, %(error)s)
+ON CONFLICT (run_id) DO NOTHING
+RETURNING run_id;
+
+-- name: cli_import_step
+INSERT INTO steps (run_id, step, parent_step, kind, is_open, codec, payload, state_version,
+                   write_version, raw_bytes, state_bytes, checksum, created_at, updated_at)
+VALUES (%(run_id)s, %(step)s, %(parent_step)s, %(kind)s, %(is_open)s, %(codec)s,
+        %(payload)s, %(state_version)s, %(write_version)s, %(raw_bytes)s, %(state_bytes)s,
+        %(checksum)s, %(created_at)s::timestamptz, %(updated_at)s::timestamptz);
+
+-- name: cli_import_blob
+INSERT INTO blobs (run_id, digest, codec, size, data, created_at)
+VALUES (%(run_id)s, %(digest)s, %(codec)s, %(size)s, %(data)s, %(created_at)s::timestamptz);
+
+-- name: cli_import_history
+INSERT INTO history (run_id, seq, step, item_count, codec, payload, raw_bytes, created_at)
+VALUES (%(run_id)s, %(seq)s, %(step)s, %(item_count)s, %(codec)s, %(payload)s,
+        %(raw_bytes)s, %(created_at)s::timestamptz);
+
+-- name: cli_import_effect
+INSERT INTO effects (run_id, step, key, codec, payload, created_at)
+VALUES (%(run_id)s, %(step)s, %(key)s, %(codec)s, %(payload)s, %(created_at)s::timestamptz);
+
+-- name: cli_import_event
+INSERT INTO events (run_id, event_id, step, kind, codec, payload, created_at)
+VALUES (%(run_id)s, %(event_id)s::uuid, %(step)s, %(kind)s, %(codec)s, %(payload)s,
+        %(created_at)s::timestamptz);
+
+-- Rows of framework integrations (LangGraph's thread, checkpoint ids and pending writes),
+-- exported and imported with the run they belong to.
+
+-- name: cli_export_threads
+SELECT thread_id, namespace FROM run_threads WHERE run_id = %(run_id)s;
+
+-- name: cli_export_step_index
+SELECT checkpoint_id, step, parent_id, invocation_id, metadata
+FROM step_index WHERE run_id = %(run_id)s ORDER BY checkpoint_id;
+
+-- name: cli_export_step_writes
+SELECT checkpoint_id, task_id, idx, channel, task_path, type, codec, payload
+FROM step_writes WHERE run_id = %(run_id)s ORDER BY checkpoint_id, task_id, idx;
+
+-- name: cli_import_thread
+INSERT INTO run_threads (run_id, thread_id, namespace)
+VALUES (%(run_id)s, %(thread_id)s, %(namespace)s);
+
+-- name: cli_import_step_index
+INSERT INTO step_index (run_id, checkpoint_id, step, parent_id, invocation_id, metadata)
+VALUES (%(run_id)s, %(checkpoint_id)s, %(step)s, %(parent_id)s, %(invocation_id)s,
+        %(metadata)s);
+
+-- name: cli_import_step_write
+INSERT INTO step_writes (run_id, checkpoint_id, task_id, idx, channel, task_path, type, codec,
+                         payload)
+VALUES (%(run_id)s, %(checkpoint_id)s, %(task_id)s, %(idx)s, %(channel)s, %(task_path)s,
+        %(type)s, %(codec)s, %(payload)s);
+
+-- name: cli_clear_run
+-- Every row of a run an import is about to write, in one statement; the framework tables
+-- too, which the store's delete_run leaves to their integrations.
+WITH gone_steps AS (
+    DELETE FROM steps WHERE run_id = %(run_id)s
+), gone_blobs AS (
+    DELETE FROM blobs WHERE run_id = %(run_id)s
+), gone_effects AS (
+    DELETE FROM effects WHERE run_id = %(run_id)s
+), gone_history AS (
+    DELETE FROM history WHERE run_id = %(run_id)s
+), gone_events AS (
+    DELETE FROM events WHERE run_id = %(run_id)s
+), gone_threads AS (
+    DELETE FROM run_threads WHERE run_id = %(run_id)s
+), gone_index AS (
+    DELETE FROM step_index WHERE run_id = %(run_id)s
+), gone_writes AS (
+    DELETE FROM step_writes WHERE run_id = %(run_id)s
+)
+DELETE FROM runs WHERE run_id = %(run_id)s RETURNING run_id;

@@ -1,0 +1,179 @@
+-- Named queries of the command line and the web inspector (agentckpt.cli, .inspector).
+-- Read-mostly: listings with sizes, storage statistics, durability settings, and the
+-- raw rows that `agentckpt export` writes and `agentckpt import` recreates exactly.
+
+-- name: cli_run_listing
+-- Runs with their row counts and stored bytes; every filter is optional (NULL).
+SELECT r.run_id, r.kind, r.agent_id, r.status, r.head_step, r.head_open, r.snapshot_step,
+       r.lease_owner, r.lease_expires_at, r.created_at, r.updated_at, r.parent_run_id,
+       r.parent_step, r.error, length(r.config) AS config_bytes,
+       (SELECT count(*) FROM steps s WHERE s.run_id = r.run_id) AS step_rows,
+       (SELECT coalesce(sum(length(s.payload)), 0)
+          FROM steps s WHERE s.run_id = r.run_id) AS step_bytes,
+       (SELECT count(*) FROM blobs b WHERE b.run_id = r.run_id) AS blob_rows,
+       (SELECT coalesce(sum(length(b.data)), 0)
+          FROM blobs b WHERE b.run_id = r.run_id) AS blob_bytes,
+       (SELECT count(*) FROM history h WHERE h.run_id = r.run_id) AS history_rows,
+       (SELECT coalesce(sum(length(h.payload)), 0)
+          FROM history h WHERE h.run_id = r.run_id) AS history_bytes,
+       (SELECT count(*) FROM effects e WHERE e.run_id = r.run_id) AS effect_rows,
+       (SELECT count(*) FROM events v WHERE v.run_id = r.run_id) AS event_rows,
+       (SELECT count(*) FROM run_threads t WHERE t.run_id = r.run_id)
+       + (SELECT count(*) FROM step_index i WHERE i.run_id = r.run_id)
+       + (SELECT count(*) FROM step_writes w WHERE w.run_id = r.run_id) AS framework_rows
+FROM runs r
+WHERE (:run_id IS NULL OR r.run_id = :run_id)
+  AND (:agent_id IS NULL OR r.agent_id = :agent_id)
+  AND (:kind IS NULL OR r.kind = :kind)
+  AND (:status IS NULL OR r.status = :status)
+  AND (:idle_seconds IS NULL
+       OR r.updated_at < strftime('%Y-%m-%dT%H:%M:%f', 'now', '-' || :idle_seconds || ' seconds'))
+ORDER BY r.updated_at DESC, r.run_id
+LIMIT coalesce(:limit, -1);
+
+-- name: cli_table_sizes
+-- Rows and payload bytes of each table; on-disk bytes come from cli_sqlite_table_bytes.
+SELECT 'runs' AS table_name, count(*) AS row_count,
+       coalesce(sum(length(config)), 0) AS payload_bytes, NULL AS total_bytes FROM runs
+UNION ALL
+SELECT 'steps', count(*), coalesce(sum(length(payload)), 0), NULL FROM steps
+UNION ALL
+SELECT 'blobs', count(*), coalesce(sum(length(data)), 0), NULL FROM blobs
+UNION ALL
+SELECT 'effects', count(*), coalesce(sum(length(payload)), 0), NULL FROM effects
+UNION ALL
+SELECT 'history', count(*), coalesce(sum(length(payload)), 0), NULL FROM history
+UNION ALL
+SELECT 'events', count(*), coalesce(sum(length(payload)), 0), NULL FROM events
+UNION ALL
+SELECT 'run_threads', count(*), 0, NULL FROM run_threads
+UNION ALL
+SELECT 'step_index', count(*), coalesce(sum(length(metadata)), 0), NULL FROM step_index
+UNION ALL
+SELECT 'step_writes', count(*), coalesce(sum(length(payload)), 0), NULL FROM step_writes;
+
+-- name: cli_sqlite_table_bytes
+-- Pages used by each table and its indexes; needs SQLite built with the dbstat table
+-- (the caller falls back to payload sums where it is missing).
+SELECT m.tbl_name AS table_name, sum(d.pgsize) AS total_bytes
+FROM dbstat d JOIN sqlite_master m ON m.name = d.name
+GROUP BY m.tbl_name;
+
+-- name: cli_database_size
+SELECT p.page_count * s.page_size AS database_bytes, f.freelist_count * s.page_size AS free_bytes
+FROM pragma_page_count() p, pragma_page_size() s, pragma_freelist_count() f;
+
+-- name: cli_durability
+-- As this connection has them: the library sets WAL and synchronous=FULL on every
+-- connection it opens. synchronous: 0 OFF, 1 NORMAL, 2 FULL, 3 EXTRA.
+SELECT j.journal_mode, s.synchronous, sqlite_version() AS sqlite_version
+FROM pragma_journal_mode() j, pragma_synchronous() s;
+
+-- name: cli_export_run
+SELECT run_id, kind, agent_id, status, head_step, head_version, head_open, snapshot_step,
+       chain_bytes, lease_owner, lease_expires_at, lease_epoch, heartbeat_at, created_at,
+       updated_at, parent_run_id, parent_step, config, metadata, error
+FROM runs WHERE run_id = :run_id;
+
+-- name: cli_export_steps
+SELECT step, parent_step, kind, is_open, codec, payload, state_version, write_version,
+       raw_bytes, state_bytes, checksum, created_at, updated_at
+FROM steps WHERE run_id = :run_id ORDER BY step;
+
+-- name: cli_export_blobs
+SELECT digest, codec, size, data, created_at
+FROM blobs WHERE run_id = :run_id ORDER BY digest;
+
+-- name: cli_export_history
+SELECT seq, step, item_count, codec, payload, raw_bytes, created_at
+FROM history WHERE run_id = :run_id ORDER BY seq;
+
+-- name: cli_export_effects
+SELECT step, key, codec, payload, created_at
+FROM effects WHERE run_id = :run_id ORDER BY step, key;
+
+-- name: cli_export_events
+SELECT event_id, step, kind, codec, payload, created_at
+FROM events WHERE run_id = :run_id ORDER BY created_at, event_id;
+
+-- name: cli_import_run
+-- Written last by an import, after every other row of the run: the run appears whole.
+INSERT INTO runs (run_id, kind, agent_id, status, head_step, head_version, head_open,
+                  snapshot_step, chain_bytes, lease_owner, lease_expires_at, lease_epoch,
+                  heartbeat_at, created_at, updated_at, parent_run_id, parent_step, config,
+                  metadata, error)
+VALUES (:run_id, :kind, :agent_id, :status, :head_step, :head_version, :head_open,
+        :snapshot_step, :chain_bytes, :lease_owner,
+        strftime('%Y-%m-%dT%H:%M:%f', :lease_expires_at), :lease_epoch,
+        strftime('%Y-%m-%dT%H:%M:%f', :heartbeat_at), strftime('%Y-%m-%dT%H:%M:%f', :created_at),
+        strftime('%Y-%m-%dT%H:%M:%f', :updated_at), :parent_run_id, :parent_step, :config,
+        :metadata, :error)
+ON CONFLICT (run_id) DO NOTHING
+RETURNING run_id;
+
+-- name: cli_import_step
+INSERT INTO steps (run_id, step, parent_step, kind, is_open, codec, payload, state_version,
+                   write_version, raw_bytes, state_bytes, checksum, created_at, updated_at)
+VALUES (:run_id, :step, :parent_step, :kind, :is_open, :codec, :payload, :state_version,
+        :write_version, :raw_bytes, :state_bytes, :checksum,
+        strftime('%Y-%m-%dT%H:%M:%f', :created_at), strftime('%Y-%m-%dT%H:%M:%f', :updated_at));
+
+-- name: cli_import_blob
+INSERT INTO blobs (run_id, digest, codec, size, data, created_at)
+VALUES (:run_id, :digest, :codec, :size, :data, strftime('%Y-%m-%dT%H:%M:%f', :created_at));
+
+-- name: cli_import_history
+INSERT INTO history (run_id, seq, step, item_count, codec, payload, raw_bytes, created_at)
+VALUES (:run_id, :seq, :step, :item_count, :codec, :payload, :raw_bytes,
+        strftime('%Y-%m-%dT%H:%M:%f', :created_at));
+
+-- name: cli_import_effect
+INSERT INTO effects (run_id, step, key, codec, payload, created_at)
+VALUES (:run_id, :step, :key, :codec, :payload, strftime('%Y-%m-%dT%H:%M:%f', :created_at));
+
+-- name: cli_import_event
+INSERT INTO events (run_id, event_id, step, kind, codec, payload, created_at)
+VALUES (:run_id, :event_id, :step, :kind, :codec, :payload,
+        strftime('%Y-%m-%dT%H:%M:%f', :created_at));
+
+-- Rows of framework integrations (LangGraph's thread, checkpoint ids and pending writes),
+-- exported and imported with the run they belong to.
+
+-- name: cli_export_threads
+SELECT thread_id, namespace FROM run_threads WHERE run_id = :run_id;
+
+-- name: cli_export_step_index
+SELECT checkpoint_id, step, parent_id, invocation_id, metadata
+FROM step_index WHERE run_id = :run_id ORDER BY checkpoint_id;
+
+-- name: cli_export_step_writes
+SELECT checkpoint_id, task_id, idx, channel, task_path, type, codec, payload
+FROM step_writes WHERE run_id = :run_id ORDER BY checkpoint_id, task_id, idx;
+
+-- name: cli_import_thread
+INSERT INTO run_threads (run_id, thread_id, namespace)
+VALUES (:run_id, :thread_id, :namespace);
+
+-- name: cli_import_step_index
+INSERT INTO step_index (run_id, checkpoint_id, step, parent_id, invocation_id, metadata)
+VALUES (:run_id, :checkpoint_id, :step, :parent_id, :invocation_id,
+        :metadata);
+
+-- name: cli_import_step_write
+INSERT INTO step_writes (run_id, checkpoint_id, task_id, idx, channel, task_path, type, codec,
+                         payload)
+VALUES (:run_id, :checkpoint_id, :task_id, :idx, :channel, :task_path,
+        :type, :codec, :payload);
+
+-- name: cli_clear_run
+-- Every row of a run an import is about to write, in one transaction; the framework tables
+-- too, which the store's delete_run leaves to their integrations.
+DELETE FROM steps WHERE run_id = :run_id;
+DELETE FROM blobs WHERE run_id = :run_id;
+DELETE FROM effects WHERE run_id = :run_id;
+DELETE FROM history WHERE run_id = :run_id;
+DELETE FROM events WHERE run_id = :run_id;
+DELETE FROM run_threads WHERE run_id = :run_id;
+DELETE FROM step_index WHERE run_id = :run_id;
+DELETE FROM step_writes WHERE run_id = :run_id;
+DELETE FROM runs WHERE run_id = :run_id RETURNING run_id;
