@@ -1,0 +1,206 @@
+"""Which values of a state move to a blob store, and the references left in their place.
+
+No I/O here: :func:`offload` walks a state and returns the state to commit (large values
+replaced by references) plus the blobs to store first. What moves:
+
+- a ``str`` leaf whose UTF-8 encoding is larger than ``OffloadPolicy.threshold`` bytes
+  (default 4096), e.g. a retrieved document or a long tool output;
+- every ``bytes``, ``bytearray`` or ``memoryview`` leaf, whatever its size: JSON cannot
+  hold bytes, so a blob is the only exact way to keep them;
+- every :class:`Artifact`, whatever its size: the caller asked for it.
+
+What never moves: dicts and lists (the containers the state is built from, even when
+large: deltas already store only what changed in them), dict keys, numbers, booleans,
+``None``, and references already in the state. A reference looks like::
+
+    {"$blob": "sha256:9f86d0...", "uri": "file:///blobs/<run>/9f86...", "size": 48213,
+     "codec": "zstd", "type": "text"}
+
+``type`` says what loading it returns: ``"text"`` gives a ``str``, ``"bytes"`` gives
+``bytes``. An artifact's ``media_type``, when given, is kept beside it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from .._core.blobs import BlobRef, compress, digest_of, is_ref
+from ..errors import ConfigurationError, InvalidValueError
+
+__all__ = [
+    "Artifact",
+    "OffloadPolicy",
+    "PendingBlob",
+    "blob_type",
+    "offload",
+    "ref_digests",
+    "ref_uris",
+    "refs_in",
+]
+
+TYPE_KEY = "type"
+MEDIA_TYPE_KEY = "media_type"
+TEXT = "text"
+BYTES = "bytes"
+
+
+@dataclass(frozen=True, slots=True)
+class Artifact:
+    """A value to store as a blob whatever its size, e.g. a generated file.
+
+    Put it anywhere in a state: ``state["report"] = Artifact(pdf_bytes, "application/pdf")``.
+    After the commit the state holds the reference instead; load it with
+    ``ctx.load(state["report"])``.
+    """
+
+    data: bytes | bytearray | memoryview | str
+    media_type: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OffloadPolicy:
+    """When a ``str`` leaf is large enough to move to the blob store.
+
+    ``threshold`` is in bytes of UTF-8. Bytes-like leaves and :class:`Artifact` values
+    always move (see the module docstring).
+    """
+
+    threshold: int = 4096
+
+    def __post_init__(self) -> None:
+        if type(self.threshold) is not int or self.threshold < 0:
+            raise ConfigurationError(
+                f"OffloadPolicy.threshold must be an int >= 0, got {self.threshold!r}"
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class PendingBlob:
+    """A blob to make durable before the step that references it commits.
+
+    ``data`` is the stored (possibly compressed) form; ``codec`` says how to undo it.
+    """
+
+    digest: str
+    codec: str
+    size: int
+    data: bytes
+    uri: str
+
+
+def offload(
+    state: Any, policy: OffloadPolicy, uri_for: Callable[[str], str]
+) -> tuple[Any, list[PendingBlob]]:
+    """Return ``(state to commit, blobs to store first)``.
+
+    ``uri_for(digest)`` names where a blob with that sha256 lives. Containers on the path
+    to a moved value are copied; everything else is shared with ``state``, which is not
+    modified. Equal values become one blob.
+    """
+    pending: dict[str, PendingBlob] = {}
+
+    def blob(data: bytes, kind: str, media_type: str | None) -> dict[str, Any]:
+        digest = digest_of(data)
+        found = pending.get(digest)
+        if found is None:
+            codec, stored = compress(data)
+            found = PendingBlob(digest, codec, len(data), stored, uri_for(digest))
+            pending[digest] = found
+        ref = BlobRef(digest=digest, size=found.size, codec=found.codec, uri=found.uri)
+        out = ref.to_json()
+        out[TYPE_KEY] = kind
+        if media_type is not None:
+            out[MEDIA_TYPE_KEY] = media_type
+        return out
+
+    def walk(value: Any, path: str) -> Any:
+        cls = type(value)
+        if cls is str:
+            # A str's UTF-8 form is at most 4 bytes per character: skip the encode when
+            # even that cannot pass the threshold.
+            if len(value) * 4 <= policy.threshold:
+                return value
+            try:
+                data = value.encode("utf-8")
+            except UnicodeEncodeError:
+                return value  # the codec refuses it later, naming the path
+            return blob(data, TEXT, None) if len(data) > policy.threshold else value
+        if cls is bytes or cls is bytearray or cls is memoryview:
+            return blob(bytes(value), BYTES, None)
+        if cls is Artifact:
+            data = value.data
+            if type(data) is str:
+                try:
+                    return blob(data.encode("utf-8"), TEXT, value.media_type)
+                except UnicodeEncodeError:
+                    raise InvalidValueError(
+                        path, "Artifact text contains a lone surrogate; it is not valid UTF-8"
+                    ) from None
+            if type(data) in (bytes, bytearray, memoryview):
+                return blob(bytes(data), BYTES, value.media_type)
+            raise InvalidValueError(
+                path, f"Artifact data must be str or bytes, got {type(data).__name__}"
+            )
+        if cls is dict:
+            if is_ref(value):
+                return value
+            out_dict: dict[str, Any] | None = None
+            for key, item in value.items():
+                new = walk(item, f"{path}/{_escape(key) if type(key) is str else key}")
+                if new is not item:
+                    if out_dict is None:
+                        out_dict = dict(value)
+                    out_dict[key] = new
+            return value if out_dict is None else out_dict
+        if cls is list:
+            out_list: list[Any] | None = None
+            for index, item in enumerate(value):
+                new = walk(item, f"{path}/{index}")
+                if new is not item:
+                    if out_list is None:
+                        out_list = list(value)
+                    out_list[index] = new
+            return value if out_list is None else out_list
+        return value
+
+    return walk(state, ""), list(pending.values())
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def refs_in(document: Any) -> Iterator[dict[str, Any]]:
+    """Every blob reference inside ``document`` (a state, or a stored delta)."""
+    stack = [document]
+    while stack:
+        value = stack.pop()
+        cls = type(value)
+        if cls is dict:
+            if is_ref(value):
+                yield value
+            else:
+                stack.extend(value.values())
+        elif cls is list:
+            stack.extend(value)
+
+
+def ref_digests(document: Any) -> set[str]:
+    """The sha256 digests of the blobs ``document`` references."""
+    return {BlobRef.from_json(ref).digest for ref in refs_in(document)}
+
+
+def ref_uris(document: Any) -> set[str]:
+    """The URIs of the blobs ``document`` references."""
+    return {str(ref["uri"]) for ref in refs_in(document)}
+
+
+def blob_type(ref: dict[str, Any]) -> str:
+    """``"text"`` or ``"bytes"``: what loading this reference returns.
+
+    A reference written without a ``type`` (e.g. by ``Store.put_blob``) loads as bytes.
+    """
+    kind = ref.get(TYPE_KEY, BYTES)
+    return TEXT if kind == TEXT else BYTES
