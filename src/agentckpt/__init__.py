@@ -1,7 +1,9 @@
 """agentckpt: crash-proof checkpoints for LLM agent conversations and long agent runs.
 
 Runs and their steps are stored in PostgreSQL or embedded SQLite; a new process resumes
-from the exact logical state. Start with :class:`Store` (or :class:`AsyncStore`)::
+from the exact logical state. Front doors: :class:`Conversations` (chat turns, seed 000's
+format) and :class:`AgentRun` (long agent loops). Underneath, :class:`Store` (or
+:class:`AsyncStore`)::
 
     from agentckpt import Store
 
@@ -20,6 +22,7 @@ from ._core.delta import diff as diff_states
 from ._core.policy import SnapshotPolicy
 from ._core.versions import StateMigrations
 from ._sync.store import Store
+from .conversation import AsyncConversations, Conversations
 from .errors import (
     AgentckptError,
     ConfigurationError,
@@ -41,17 +44,23 @@ from .errors import (
     UnavailableError,
 )
 from .records import Checkpoint, RunInfo, StepInfo
+from .runs import AgentRun, AsyncAgentRun, FatalError, TransientError
 
 __version__ = "0.1.0"
 
 __all__ = [
     "DEFAULT_LIMITS",
+    "AgentRun",
     "AgentckptError",
+    "AsyncAgentRun",
+    "AsyncConversations",
     "AsyncStore",
     "Checkpoint",
     "ConfigurationError",
     "ConflictError",
+    "Conversations",
     "CorruptDataError",
+    "FatalError",
     "FencedError",
     "InvalidPatchError",
     "InvalidValueError",
@@ -71,6 +80,7 @@ __all__ = [
     "StorageFullError",
     "Store",
     "StoreError",
+    "TransientError",
     "UnavailableError",
     "__version__",
     "apply_patch",
