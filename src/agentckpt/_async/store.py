@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
@@ -127,6 +128,9 @@ class AsyncStore:
         self.migrations = migrations
         self.verify = verify
         self._heads: OrderedDict[UUID, Head] = OrderedDict()
+        # A sync Store may be shared by threads (framework adapters do); every access to
+        # the head cache holds this lock. It is never held across I/O.
+        self._heads_lock = threading.Lock()
         self._in_flight: dict[UUID, tuple[int, bytes]] = {}
 
     @classmethod
@@ -243,7 +247,7 @@ class AsyncStore:
     async def delete_run(self, run_id: RunId) -> bool:
         """Delete a run and everything stored for it, at once; False if it did not exist."""
         rid = as_run_id(run_id)
-        self._heads.pop(rid, None)
+        self._forget(rid)
         return bool(await self.backend.write("delete_run", {"run_id": rid}))
 
     # -- steps -----------------------------------------------------------------------
@@ -343,7 +347,7 @@ class AsyncStore:
         except BaseException:
             # Outcome unknown: re-read before the next commit, and remember what was in
             # flight, so a retry without an explicit step is recognised if it landed.
-            self._heads.pop(rid, None)
+            self._forget(rid)
             self._in_flight[rid] = (plan.step, plan.checksum)
             raise
         if isinstance(outcome, Committed):
@@ -364,7 +368,7 @@ class AsyncStore:
                 created_at=outcome.created_at,
                 updated_at=outcome.updated_at,
             )
-        self._heads.pop(rid, None)
+        self._forget(rid)
         probe = outcome.probe
         if probe is None:
             raise RunNotFoundError(f"no run {rid}; create it with create_run() first")
@@ -409,14 +413,22 @@ class AsyncStore:
         raise StepNotFoundError(f"run {rid} has no kept step {step}")
 
     def _remember(self, rid: UUID, head: Head) -> None:
-        self._heads[rid] = head
-        self._heads.move_to_end(rid)
-        while len(self._heads) > _HEAD_CACHE_SIZE:
-            self._heads.popitem(last=False)
+        with self._heads_lock:
+            self._heads[rid] = head
+            self._heads.move_to_end(rid)
+            while len(self._heads) > _HEAD_CACHE_SIZE:
+                self._heads.popitem(last=False)
+
+    def _forget(self, rid: UUID) -> None:
+        with self._heads_lock:
+            self._heads.pop(rid, None)
 
     async def _head(self, rid: UUID, *, reload: bool = False) -> Head:
-        if not reload and rid in self._heads:
-            return self._heads[rid]
+        if not reload:
+            with self._heads_lock:
+                cached = self._heads.get(rid)
+            if cached is not None:
+                return cached
         rows = await self.backend.read("load_chain", {"run_id": rid, "step": None})
         if not rows:
             await self.get_run(rid)  # raises RunNotFoundError for an unknown run

@@ -359,7 +359,7 @@ def import_runs(
                 )
             outcome = "replaced"
         # Also clears rows a crashed import of this run left behind without a runs row.
-        store.backend.write("cli_clear_run", {"run_id": rid})
+        store.backend.write("delete_run", {"run_id": rid})
         for kind, _, query, _, _ in _CHILDREN:
             rows = children[kind]
             for start in range(0, len(rows), _IMPORT_BATCH):

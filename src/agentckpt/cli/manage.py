@@ -81,8 +81,6 @@ def delete_runs(args: argparse.Namespace) -> int:
         runs = [store.get_run(run_id) for run_id in args.run_ids]
         for run in runs:
             store.delete_run(run.run_id)
-            # Framework integrations' rows (LangGraph's) that delete_run leaves behind.
-            store.backend.write("cli_clear_run", {"run_id": run.run_id})
     if args.json:
         print_json({"deleted": [run.run_id for run in runs]})
     else:

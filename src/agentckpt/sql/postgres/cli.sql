@@ -174,25 +174,3 @@ INSERT INTO step_writes (run_id, checkpoint_id, task_id, idx, channel, task_path
                          payload)
 VALUES (%(run_id)s, %(checkpoint_id)s, %(task_id)s, %(idx)s, %(channel)s, %(task_path)s,
         %(type)s, %(codec)s, %(payload)s);
-
--- name: cli_clear_run
--- Every row of a run an import is about to write, in one statement; the framework tables
--- too, which the store's delete_run leaves to their integrations.
-WITH gone_steps AS (
-    DELETE FROM steps WHERE run_id = %(run_id)s
-), gone_blobs AS (
-    DELETE FROM blobs WHERE run_id = %(run_id)s
-), gone_effects AS (
-    DELETE FROM effects WHERE run_id = %(run_id)s
-), gone_history AS (
-    DELETE FROM history WHERE run_id = %(run_id)s
-), gone_events AS (
-    DELETE FROM events WHERE run_id = %(run_id)s
-), gone_threads AS (
-    DELETE FROM run_threads WHERE run_id = %(run_id)s
-), gone_index AS (
-    DELETE FROM step_index WHERE run_id = %(run_id)s
-), gone_writes AS (
-    DELETE FROM step_writes WHERE run_id = %(run_id)s
-)
-DELETE FROM runs WHERE run_id = %(run_id)s RETURNING run_id;

@@ -162,6 +162,12 @@ WITH gone_steps AS (
     DELETE FROM history WHERE run_id = %(run_id)s
 ), gone_events AS (
     DELETE FROM events WHERE run_id = %(run_id)s
+), gone_threads AS (
+    DELETE FROM run_threads WHERE run_id = %(run_id)s
+), gone_index AS (
+    DELETE FROM step_index WHERE run_id = %(run_id)s
+), gone_writes AS (
+    DELETE FROM step_writes WHERE run_id = %(run_id)s
 )
 DELETE FROM runs WHERE run_id = %(run_id)s RETURNING run_id;
 

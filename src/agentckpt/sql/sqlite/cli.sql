@@ -164,16 +164,3 @@ INSERT INTO step_writes (run_id, checkpoint_id, task_id, idx, channel, task_path
                          payload)
 VALUES (:run_id, :checkpoint_id, :task_id, :idx, :channel, :task_path,
         :type, :codec, :payload);
-
--- name: cli_clear_run
--- Every row of a run an import is about to write, in one transaction; the framework tables
--- too, which the store's delete_run leaves to their integrations.
-DELETE FROM steps WHERE run_id = :run_id;
-DELETE FROM blobs WHERE run_id = :run_id;
-DELETE FROM effects WHERE run_id = :run_id;
-DELETE FROM history WHERE run_id = :run_id;
-DELETE FROM events WHERE run_id = :run_id;
-DELETE FROM run_threads WHERE run_id = :run_id;
-DELETE FROM step_index WHERE run_id = :run_id;
-DELETE FROM step_writes WHERE run_id = :run_id;
-DELETE FROM runs WHERE run_id = :run_id RETURNING run_id;

@@ -138,6 +138,9 @@ DELETE FROM blobs WHERE run_id = :run_id;
 DELETE FROM effects WHERE run_id = :run_id;
 DELETE FROM history WHERE run_id = :run_id;
 DELETE FROM events WHERE run_id = :run_id;
+DELETE FROM run_threads WHERE run_id = :run_id;
+DELETE FROM step_index WHERE run_id = :run_id;
+DELETE FROM step_writes WHERE run_id = :run_id;
 DELETE FROM runs WHERE run_id = :run_id RETURNING run_id;
 
 -- name: get_blob
