@@ -13,7 +13,6 @@ from typing import Any
 import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from agentckpt._core.codec import (
     DEFAULT_LIMITS,
@@ -25,6 +24,8 @@ from agentckpt._core.codec import (
     validate,
 )
 from agentckpt.errors import ConfigurationError, CorruptDataError, InvalidValueError
+
+from . import strategies
 
 SPECIAL_TEXT = ["", "\x00", "\\u0000", "a\x00b\\u0000c", "\U0001f600", "é", "\u2028", "~", "/"]
 SPECIAL_NUMBERS: list[Any] = [
@@ -54,21 +55,7 @@ SPECIAL_NUMBERS: list[Any] = [
     0.1,
 ]
 
-texts = st.text(st.characters(codec="utf-8"), max_size=12) | st.sampled_from(SPECIAL_TEXT)
-scalars = (
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.integers(min_value=-(2**300), max_value=2**300)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.sampled_from(SPECIAL_NUMBERS)
-    | texts
-)
-json_values = st.recursive(
-    scalars,
-    lambda children: st.lists(children, max_size=5) | st.dictionaries(texts, children, max_size=5),
-    max_leaves=30,
-)
+json_values = strategies.json_values(SPECIAL_TEXT, SPECIAL_NUMBERS, text_size=12)
 
 PROPERTY = settings(
     max_examples=200,

@@ -12,25 +12,14 @@ from agentckpt._core.codec import decode, encode, same
 from agentckpt._core.delta import Patch, apply, diff
 from agentckpt.errors import InvalidPatchError
 
+from . import strategies
+
 SPECIAL_TEXT = ["", "\x00", "\\u0000", "\U0001f600", "~", "/", "~1", "a/b~0", "-", "0"]
 # Values that == confuses with each other, so diffs must tell them apart.
 LOOKALIKES: list[Any] = [0, 0.0, -0.0, False, 1, 1.0, True, None, "", 2**64, 2**200, 5e-324]
 
-texts = st.text(st.characters(codec="utf-8"), max_size=8) | st.sampled_from(SPECIAL_TEXT)
-scalars = (
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.integers(min_value=-(2**300), max_value=2**300)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.sampled_from(LOOKALIKES)
-    | texts
-)
-json_values = st.recursive(
-    scalars,
-    lambda children: st.lists(children, max_size=5) | st.dictionaries(texts, children, max_size=5),
-    max_leaves=30,
-)
+texts = strategies.texts(SPECIAL_TEXT, text_size=8)
+json_values = strategies.json_values(SPECIAL_TEXT, LOOKALIKES, text_size=8)
 
 
 @st.composite

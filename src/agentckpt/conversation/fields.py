@@ -8,8 +8,9 @@ reading then writing gives back the same document exactly.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
+from .._core.codec import same
 from ..errors import InvalidValueError
 
 __all__ = ["NUMBER", "at", "check_extra", "emit", "need", "need_object", "split"]
@@ -61,3 +62,33 @@ def emit(
 
 NUMBER = (int, float)
 """The types a JSON number field accepts (bool excluded by :func:`need`)."""
+
+
+class FieldRecord:
+    """A JSON object with known ``FIELDS`` as attributes, kept in its stored key order,
+    plus the unknown keys in ``extra``. Subclasses declare the slots."""
+
+    __slots__ = ()
+    FIELDS: ClassVar[tuple[str, ...]] = ()
+    _keys: tuple[str, ...]
+    extra: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        """The object as stored: known fields that are set or were stored, then extras."""
+        items = [
+            (name, getattr(self, name))
+            for name in self.FIELDS
+            if getattr(self, name) is not None or name in self._keys
+        ]
+        return emit(self._keys, items, self.extra)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        assert isinstance(other, FieldRecord)
+        return same(self.to_json(), other.to_json())
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.to_json()!r})"

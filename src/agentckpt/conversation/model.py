@@ -30,9 +30,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .._core.codec import same
 from ..errors import InvalidValueError
-from .fields import NUMBER, at, check_extra, emit, need, need_object, split
+from .fields import NUMBER, FieldRecord, at, check_extra, emit, need, need_object, split
 from .messages import BlobLoader, Message, ToolCall
 
 __all__ = [
@@ -51,7 +50,7 @@ CURRENT_VERSION = 2
 """The state format version this code writes (version 1 had no ``tool_registry``)."""
 
 
-class AgentConfig:
+class AgentConfig(FieldRecord):
     """What shapes the model's behaviour: model, LoRA adapters, temperature, max tokens,
     and any other settings (kept in ``extra``). Recovery compares it with the runtime's."""
 
@@ -95,27 +94,8 @@ class AgentConfig:
         """An :class:`AgentConfig` from itself or from its JSON form."""
         return value if isinstance(value, AgentConfig) else cls.from_json(dict(value))
 
-    def to_json(self) -> dict[str, Any]:
-        """The config as stored."""
-        items = [
-            (name, getattr(self, name))
-            for name in self.FIELDS
-            if getattr(self, name) is not None or name in self._keys
-        ]
-        return emit(self._keys, items, self.extra)
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, AgentConfig):
-            return NotImplemented
-        return same(self.to_json(), other.to_json())
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"AgentConfig({self.to_json()!r})"
-
-
-class ConversationMetadata:
+class ConversationMetadata(FieldRecord):
     """Observability data (not needed to recover): user, session, tokens and cost."""
 
     __slots__ = (
@@ -191,25 +171,6 @@ class ConversationMetadata:
             if value is not None and not (isinstance(value, str) and "\x00" in value):
                 out[name] = value
         return out
-
-    def to_json(self) -> dict[str, Any]:
-        """The metadata as stored."""
-        items = [
-            (name, getattr(self, name))
-            for name in self.FIELDS
-            if getattr(self, name) is not None or name in self._keys
-        ]
-        return emit(self._keys, items, self.extra)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, ConversationMetadata):
-            return NotImplemented
-        return same(self.to_json(), other.to_json())
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"ConversationMetadata({self.to_json()!r})"
 
 
 class ArchiveInfo:
