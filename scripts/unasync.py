@@ -75,11 +75,17 @@ def ruff(text: str, filename: str) -> str:
     """Sort imports and format, as the async sources are."""
     fixed = subprocess.run(
         ["ruff", "check", "--fix-only", "--select", "I", "--stdin-filename", filename, "-"],
-        input=text, capture_output=True, text=True, check=True,
+        input=text,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     return subprocess.run(
         ["ruff", "format", "--stdin-filename", filename, "-"],
-        input=fixed, capture_output=True, text=True, check=True,
+        input=fixed,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
 
 
