@@ -1,0 +1,61 @@
+"""The benchmark's results, as collected: per backend, per workload, per subject."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .driver import ConversationFigures, LongRunFigures
+from .sites import Storage
+
+__all__ = ["BackendResults", "ConversationCase", "LongRunCase"]
+
+AGENTCKPT = "agentckpt"
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationCase:
+    """One subject's conversation figures in one mode, with its storage after the run."""
+
+    figures: ConversationFigures
+    storage: Storage
+
+
+@dataclass(frozen=True, slots=True)
+class LongRunCase:
+    """One subject's long-run figures, with its storage after the run."""
+
+    figures: LongRunFigures
+    storage: Storage
+
+
+@dataclass(slots=True)
+class BackendResults:
+    """Everything measured on one backend (``sqlite`` or ``postgresql``)."""
+
+    dialect: str
+    server: dict[str, Any]
+    labels: dict[str, str]
+    agents: int
+    turns: int
+    steps: int
+    conversations: dict[str, dict[str, ConversationCase]] = field(default_factory=dict)
+    long_run: dict[str, LongRunCase] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+
+    def storage_mode(self) -> str | None:
+        """The mode whose storage, reads and resumes the summary uses (saturated first:
+        both modes store the same content)."""
+        for mode in ("saturated", "paced"):
+            if mode in self.conversations:
+                return mode
+        return None
+
+    def conversation(self, mode: str, name: str) -> ConversationCase | None:
+        """The case of ``name`` in ``mode``, if it ran."""
+        return self.conversations.get(mode, {}).get(name)
+
+    def baselines(self) -> list[str]:
+        """The subjects other than agentckpt, in report order."""
+        return [name for name in self.labels if name != AGENTCKPT]

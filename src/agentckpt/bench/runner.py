@@ -1,0 +1,158 @@
+"""Run every subject through every workload on every backend asked for."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from .driver import drive_conversations, drive_long_run
+from .longrun import generate_long_run
+from .results import BackendResults, ConversationCase, LongRunCase
+from .sites import PostgresSite, SqliteSite, Storage
+from .subjects import Place, SubjectKind, all_subjects
+from .workload import generate_conversations
+
+__all__ = ["BenchConfig", "run_benchmark"]
+
+T = TypeVar("T")
+Log = Callable[[str], None]
+Site = PostgresSite | SqliteSite
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BenchConfig:
+    """What to run; see ``agentckpt bench --help`` for each setting."""
+
+    agents: int = 100
+    turns: int = 30
+    steps: int = 1000
+    modes: tuple[str, ...] = ("paced", "saturated")
+    backends: tuple[str, ...] = ("sqlite", "postgresql")
+    pg_url: str = "postgresql://127.0.0.1:5432/test"
+    seed: int = 0
+    pace_scale: float = 1.0
+    rounds: int = 3
+    run_resumes: int = 200
+    pool_size: int = 10
+    subjects: tuple[str, ...] = ("agentckpt", "seed000", "floor", "langgraph")
+    keep: bool = False
+    sqlite_dir: Path | None = None
+    schema_prefix: str = "bench"
+
+
+async def _case(
+    site: Site,
+    label: str,
+    measure: Callable[[Place], Awaitable[T]],
+    *,
+    keep: bool,
+) -> tuple[T, Storage]:
+    place = await site.prepare(label)
+    try:
+        figures = await measure(place)
+        return figures, await site.storage(place)
+    finally:
+        if not keep:
+            await site.drop(place)
+
+
+async def _backend(
+    config: BenchConfig, site: Site, kinds: list[SubjectKind], log: Log
+) -> BackendResults:
+    dialect = site.dialect
+    results = BackendResults(
+        dialect=dialect,
+        server=await site.describe(),
+        labels={kind.name: kind.label(dialect) for kind in kinds},
+        agents=config.agents,
+        turns=config.turns,
+        steps=config.steps,
+    )
+    active = []
+    for kind in kinds:
+        reason = kind.unavailable(dialect)
+        if reason:
+            results.skipped[kind.name] = reason
+            log(f"{dialect}: skipping {kind.label(dialect)}: {reason}")
+        else:
+            active.append(kind)
+    specs = generate_conversations(config.seed, config.agents, config.turns)
+    for mode in config.modes:
+        pace = config.pace_scale if mode == "paced" else None
+        for kind in active:
+
+            async def conversations(
+                place: Place, kind: SubjectKind = kind, pace: float | None = pace
+            ) -> Any:
+                subject = await kind.conversations(place)
+                try:
+                    return await drive_conversations(
+                        subject, specs, pace_scale=pace, rounds=config.rounds
+                    )
+                finally:
+                    await subject.close()
+
+            where = f"{kind.name} conversations {mode}"
+            try:
+                figures, storage = await _case(
+                    site, f"{kind.name}_conv", conversations, keep=config.keep
+                )
+            except Exception as exc:
+                results.errors[where] = f"{type(exc).__name__}: {exc}"
+                log(f"{dialect}: {where}: FAILED: {exc}")
+                continue
+            results.conversations.setdefault(mode, {})[kind.name] = ConversationCase(
+                figures, storage
+            )
+            log(
+                f"{dialect}: {where}: {figures.writes} writes in {figures.wall_seconds:.1f} s, "
+                f"P99 {figures.write_latency.p99:.1f} ms, {storage.bytes / 1e6:.1f} MB"
+            )
+    run_spec = generate_long_run(config.seed, config.steps)
+    for kind in active:
+
+        async def long_run(place: Place, kind: SubjectKind = kind) -> Any:
+            subject = await kind.long_run(place)
+            try:
+                return await drive_long_run(subject, run_spec, resumes=config.run_resumes)
+            finally:
+                await subject.close()
+
+        where = f"{kind.name} long run"
+        try:
+            run_figures, storage = await _case(site, f"{kind.name}_run", long_run, keep=config.keep)
+        except Exception as exc:
+            results.errors[where] = f"{type(exc).__name__}: {exc}"
+            log(f"{dialect}: {where}: FAILED: {exc}")
+            continue
+        results.long_run[kind.name] = LongRunCase(run_figures, storage)
+        log(
+            f"{dialect}: {where}: {run_figures.steps} steps in {run_figures.wall_seconds:.1f} s, "
+            f"{storage.rows} rows, {storage.bytes / 1e6:.2f} MB"
+        )
+    return results
+
+
+async def run_benchmark(config: BenchConfig, log: Log) -> list[BackendResults]:
+    """Run the configured benchmark; one :class:`BackendResults` per backend."""
+    kinds = [kind for kind in all_subjects() if kind.name in config.subjects]
+    out = []
+    for backend in config.backends:
+        if backend == "postgresql":
+            pg_site = PostgresSite(
+                config.pg_url, pool_size=config.pool_size, prefix=config.schema_prefix
+            )
+            out.append(await _backend(config, pg_site, kinds, log))
+            continue
+        if config.sqlite_dir is not None:
+            config.sqlite_dir.mkdir(parents=True, exist_ok=True)
+            site = SqliteSite(config.sqlite_dir, pool_size=config.pool_size)
+            out.append(await _backend(config, site, kinds, log))
+            continue
+        with tempfile.TemporaryDirectory(prefix="agentckpt-bench-") as directory:
+            site = SqliteSite(Path(directory), pool_size=config.pool_size)
+            out.append(await _backend(config, site, kinds, log))
+    return out

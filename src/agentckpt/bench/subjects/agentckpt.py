@@ -1,0 +1,178 @@
+"""The subject under test: agentckpt, used through its public APIs as a user would.
+
+Conversations go through :class:`~agentckpt.conversation.AsyncConversations`: ``start``
+(the heartbeat record, not timed), ``add_user_message`` (durable before the model would
+be called) and ``add_assistant_message`` with the turn's tool calls and usage (the
+completed turn, sealed in one commit; results over the API's ``blob_threshold`` go to the
+blob store in that same commit). Resume is ``recover`` on a new ``AsyncConversations``.
+
+The long run goes through :class:`~agentckpt.runs.AsyncAgentRun` (lease, heartbeat,
+delta steps, a snapshot every 20 steps that prunes what came before); resume is
+``AsyncStore.latest`` on a new store object sharing the connections (no cached head).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from uuid import UUID
+
+from ..._async.store import AsyncStore
+from ...conversation import AsyncConversation, AsyncConversations, ToolCall, state_migrations
+from ...runs import AsyncAgentRun, AsyncStepContext
+from ..errors import ResultMismatchError
+from ..longrun import LongRunSpec
+from ..measure import Latencies
+from ..workload import ConversationSpec, TurnSpec
+from .base import Place
+
+__all__ = ["Agentckpt", "store_url"]
+
+SNAPSHOT_INTERVAL = 20
+
+
+def store_url(place: Place) -> str:
+    """The agentckpt store URL of ``place``, with a pool the size of the baselines'."""
+    if place.dialect == "sqlite":
+        return f"sqlite:///{place.location}"
+    parts = urlsplit(place.location)
+    query = [
+        *parse_qsl(parts.query),
+        ("schema", place.name),
+        ("pool_min", str(place.pool_size)),
+        ("pool_max", str(place.pool_size)),
+    ]
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(query), ""))
+
+
+class AgentckptConversations:
+    """Conversations through ``AsyncConversations``."""
+
+    def __init__(self, store: AsyncStore) -> None:
+        self.store = store
+        self.conversations = AsyncConversations(store)
+        self.handles: dict[UUID, AsyncConversation] = {}
+
+    async def start(self, spec: ConversationSpec) -> None:
+        """``start``: the conversation's heartbeat record (ids, config, tools, metadata)."""
+        self.handles[spec.conversation_id] = await self.conversations.start(
+            agent_id=spec.agent_id,
+            agent_config=spec.agent_config,
+            tools=spec.tool_registry,
+            metadata=spec.metadata,
+            conversation_id=spec.conversation_id,
+        )
+
+    async def user_message(self, spec: ConversationSpec, turn: TurnSpec) -> None:
+        """``add_user_message``: one commit, the turn's step left open."""
+        await self.handles[spec.conversation_id].add_user_message(
+            turn.user_content, timestamp=turn.user_timestamp
+        )
+
+    async def complete_turn(self, spec: ConversationSpec, turn: TurnSpec) -> None:
+        """``add_assistant_message`` with tool calls and usage: one commit, turn sealed."""
+        calls = [
+            ToolCall(c.tool_name, c.arguments, result=c.result, duration_ms=c.duration_ms)
+            for c in turn.tool_calls
+        ]
+        await self.handles[spec.conversation_id].add_assistant_message(
+            turn.assistant_content,
+            tool_calls=calls or None,
+            timestamp=turn.assistant_timestamp,
+            input_tokens=turn.input_tokens,
+            output_tokens=turn.output_tokens,
+            cost_usd=turn.cost_usd,
+        )
+
+    async def read_latest(self, spec: ConversationSpec) -> int:
+        """``AsyncStore.latest``: the newest state (snapshot plus deltas, one query)."""
+        checkpoint = await self.store.latest(spec.conversation_id)
+        if checkpoint is None:
+            raise ResultMismatchError(f"conversation {spec.conversation_id} has no step")
+        return len(checkpoint.state["conversation"])
+
+    async def resume(self, spec: ConversationSpec) -> tuple[int, Any]:
+        """``recover`` from a new ``AsyncConversations``: read, decode, check config and
+        tools, detect a pending turn and dangling tool calls (blobs stay lazy)."""
+        recovery = await AsyncConversations(self.store).recover(
+            spec.conversation_id, agent_config=spec.agent_config, tools=spec.tool_registry
+        )
+        return len(recovery.messages), recovery.messages[-1].content
+
+    async def close(self) -> None:
+        """Close the store."""
+        await self.store.close()
+
+
+class AgentckptRun:
+    """The long run through ``AsyncAgentRun``."""
+
+    def __init__(self, store: AsyncStore) -> None:
+        self.store = store
+
+    async def run(self, spec: LongRunSpec, sample: Latencies) -> None:
+        """Drive the run loop; each step's latency runs from the step function's call to
+        the loop handing back the durable step."""
+        started = [0.0]
+
+        async def step(ctx: AsyncStepContext) -> Any:
+            started[0] = time.perf_counter()
+            ctx.state.update(spec.steps[ctx.step - 1])
+            return ctx.state
+
+        agent_run = AsyncAgentRun(
+            self.store,
+            spec.run_id,
+            agent_id="long-run",
+            initial_state=dict(spec.initial),
+            snapshot_interval=SNAPSHOT_INTERVAL,
+        )
+        async with agent_run:
+            async for info in agent_run.steps(step, max_steps=len(spec.steps)):
+                if info.step > 0:
+                    sample.add(time.perf_counter() - started[0])
+
+    async def read_latest(self, spec: LongRunSpec) -> dict[str, Any]:
+        """``AsyncStore.latest``."""
+        return await self._latest(self.store, spec)
+
+    async def resume(self, spec: LongRunSpec) -> dict[str, Any]:
+        """``latest`` on a new store object (no head cache), as a restarted worker reads."""
+        return await self._latest(AsyncStore(self.store.backend, policy=self.store.policy), spec)
+
+    @staticmethod
+    async def _latest(store: AsyncStore, spec: LongRunSpec) -> dict[str, Any]:
+        checkpoint = await store.latest(spec.run_id)
+        if checkpoint is None:
+            raise ResultMismatchError(f"run {spec.run_id} has no step")
+        state: dict[str, Any] = checkpoint.state
+        return state
+
+    async def close(self) -> None:
+        """Close the store."""
+        await self.store.close()
+
+
+class Agentckpt:
+    """The subject under test."""
+
+    name = "agentckpt"
+
+    def label(self, dialect: str) -> str:
+        """Column header."""
+        return "agentckpt"
+
+    def unavailable(self, dialect: str) -> str | None:
+        """Always available."""
+        return None
+
+    async def conversations(self, place: Place) -> AgentckptConversations:
+        """Connect (migrating the fresh schema) and return the subject; the store knows
+        the conversation format's versions, so ``latest`` reads conversation states."""
+        store = await AsyncStore.connect(store_url(place), migrations=state_migrations())
+        return AgentckptConversations(store)
+
+    async def long_run(self, place: Place) -> AgentckptRun:
+        """Connect (migrating the fresh schema) and return the subject."""
+        return AgentckptRun(await AsyncStore.connect(store_url(place)))

@@ -1,0 +1,164 @@
+"""Smoke runs of ``python -m agentckpt.bench --quick``: structure, not speed."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentckpt.bench import cli
+from agentckpt.bench.subjects import langgraph
+
+ALL = {"agentckpt", "seed000", "floor", "langgraph"}
+
+
+def _expected(dialect: str) -> set[str]:
+    # LangGraph's savers are an optional extra: without them the subject is skipped.
+    if langgraph.LangGraphSavers().unavailable(dialect):
+        return ALL - {"langgraph"}
+    return ALL
+
+
+def _check_backend(backend: dict[str, Any], agents: int, dialect: str) -> None:
+    subjects = _expected(dialect)
+    assert set(backend["skipped"]) == ALL - subjects
+    assert backend["errors"] == {}
+    for mode in ("paced", "saturated"):
+        cases = backend["conversation"][mode]
+        assert set(cases) == subjects
+        for case in cases.values():
+            assert case["writes"] == 2 * case["turns"] == 2 * agents * 3
+            assert case["write_latency"]["count"] == case["writes"]
+            assert case["resume_latency"]["count"] == agents
+            assert case["storage"]["bytes"] > 0
+            assert case["storage"]["rows"] > 0
+        advantage = backend["advantage"][f"conversation_{mode}"]
+        assert set(advantage) == subjects - {"agentckpt"}
+        for ratios in advantage.values():
+            assert ratios["bytes stored"] > 0
+            assert ratios["turns/s"] > 0
+    assert set(backend["long_run"]) == subjects
+    assert all(case["steps"] == 30 for case in backend["long_run"].values())
+    statuses = [t["status"] for t in backend["targets"]]
+    assert len(statuses) == 9
+    assert set(statuses) <= {"met", "MISSED", "n/a"}
+    assert statuses.count("n/a") == (0 if "langgraph" in subjects else 2)
+
+
+def test_quick_run_on_sqlite(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "bench.json"
+    code = cli.main(
+        [
+            "--quick",
+            "--backend",
+            "sqlite",
+            "--sqlite-dir",
+            str(tmp_path / "db"),
+            "--json",
+            str(out),
+            "--quiet",
+        ]
+    )
+    assert code == 0
+    report = json.loads(out.read_text())
+    _check_backend(report["backends"]["sqlite"], agents=4, dialect="sqlite")
+    assert report["settings"]["config"]["agents"] == 4
+    assert report["settings"]["environment"]["python"]
+    printed = capsys.readouterr().out
+    assert "| write P99 (ms) |" in printed
+    assert "vs (a)" in printed
+    assert "### Targets (SQLite)" in printed
+    assert not list((tmp_path / "db").glob("*.db"))  # files removed without --keep
+
+
+@pytest.mark.postgres
+def test_quick_run_on_postgres(pg_server_dsn: str, tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    prefix = f"t_{uuid.uuid4().hex[:8]}"
+    code = cli.main(
+        [
+            "--quick",
+            "--backend",
+            "postgres",
+            "--pg-url",
+            pg_server_dsn.split("?")[0],
+            "--schema-prefix",
+            prefix,
+            "--agents",
+            "3",
+            "--json",
+            str(out),
+            "--quiet",
+        ]
+    )
+    assert code == 0
+    backend = json.loads(out.read_text())["backends"]["postgresql"]
+    _check_backend(backend, agents=3, dialect="postgresql")
+    assert backend["server"]["synchronous_commit"]
+    tables = backend["long_run"]["agentckpt"]["storage"]["tables"]
+    assert tables["steps"]["rows"] <= 30
+
+
+def test_missing_langgraph_is_skipped_with_a_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(langgraph, "_missing", lambda module: True)
+    code = cli.main(
+        [
+            "--quick",
+            "--backend",
+            "sqlite",
+            "--mode",
+            "saturated",
+            "--subjects",
+            "agentckpt,langgraph",
+            "--sqlite-dir",
+            str(tmp_path),
+            "--quiet",
+            "--steps",
+            "3",
+        ]
+    )
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "skipped (c) langgraph-sqlite: langgraph-checkpoint-sqlite is not installed" in printed
+    assert "| (c) langgraph-sqlite" not in printed
+
+
+def test_bad_arguments_exit_with_usage_error() -> None:
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["--subjects", "agentckpt,nosuch"])
+    assert exc.value.code == 2
+
+
+def test_runs_as_a_module(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "agentckpt.bench",
+            "--quick",
+            "--backend",
+            "sqlite",
+            "--mode",
+            "saturated",
+            "--subjects",
+            "agentckpt,floor",
+            "--steps",
+            "3",
+            "--sqlite-dir",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "### Conversations, saturated: 4 agents x 3 turns" in result.stdout
+    assert "agentckpt conversations saturated: 24 writes" in result.stderr
