@@ -59,6 +59,11 @@ def pg_catalog(conn: psycopg.Connection[Any], schema: str) -> Catalog:
             "SELECT tablename, indexname, replace(indexdef, %(s)s || '.', '') "
             "FROM pg_indexes WHERE schemaname = %(s)s ORDER BY 1, 2"
         ),
+        "storage": query(
+            "SELECT cl.relname, cl.reloptions FROM pg_class cl "
+            "JOIN pg_namespace n ON n.oid = cl.relnamespace "
+            "WHERE n.nspname = %(s)s AND cl.relkind = 'r' ORDER BY 1"
+        ),
     }
 
 

@@ -18,10 +18,10 @@ from typing import Any
 import zstandard
 
 from ..errors import CorruptDataError, InvalidValueError
+from .compression import zstd_compress
 
 BLOB_KEY = "$blob"
 _PREFIX = "sha256:"
-ZSTD_LEVEL = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +74,7 @@ def digest_of(data: bytes) -> str:
 
 def compress(data: bytes) -> tuple[str, bytes]:
     """``(codec, stored bytes)``; zstd unless that would not be smaller."""
-    packed = zstandard.compress(data, ZSTD_LEVEL)
+    packed = zstd_compress(data)
     if len(packed) < len(data):
         return "zstd", packed
     return "none", data

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import zstandard
 
 from ..errors import CorruptDataError
@@ -13,11 +15,23 @@ ZSTD = "json+zstd"
 MIN_COMPRESS_BYTES = 256
 ZSTD_LEVEL = 3
 
+# A compressor keeps its context between calls (creating one per call costs more than
+# compressing a small delta); a context must not be shared by threads, hence one each.
+_local = threading.local()
+
+
+def zstd_compress(data: bytes) -> bytes:
+    """``data`` as one zstd frame at ``ZSTD_LEVEL``, with this thread's compressor."""
+    compressor: zstandard.ZstdCompressor | None = getattr(_local, "compressor", None)
+    if compressor is None:
+        compressor = _local.compressor = zstandard.ZstdCompressor(level=ZSTD_LEVEL)
+    return compressor.compress(data)
+
 
 def pack(raw: bytes, *, min_bytes: int = MIN_COMPRESS_BYTES) -> tuple[str, bytes]:
     """Return ``(codec, payload)``: compressed if that is smaller, else the raw bytes."""
     if len(raw) >= min_bytes:
-        packed = zstandard.compress(raw, ZSTD_LEVEL)
+        packed = zstd_compress(raw)
         if len(packed) < len(raw):
             return ZSTD, packed
     return PLAIN, raw

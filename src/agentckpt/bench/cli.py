@@ -86,6 +86,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="PostgreSQL connections per subject, the same for all (default 10)",
     )
     parser.add_argument(
+        "--vacuum-every",
+        type=float,
+        default=0.5,
+        help="when the PostgreSQL server's autovacuum is off, VACUUM every subject's tables "
+        "this often in seconds, as autovacuum would (default 0.5; 0 disables)",
+    )
+    parser.add_argument(
         "--subjects",
         default=",".join(_SUBJECTS),
         help=f"comma-separated subset of {','.join(_SUBJECTS)}",
@@ -141,6 +148,7 @@ def _config(args: argparse.Namespace) -> BenchConfig:
         keep=args.keep,
         sqlite_dir=args.sqlite_dir,
         schema_prefix=args.schema_prefix,
+        vacuum_every=args.vacuum_every or None,
     )
 
 

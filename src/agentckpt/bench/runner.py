@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import tempfile
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -41,6 +43,16 @@ class BenchConfig:
     keep: bool = False
     sqlite_dir: Path | None = None
     schema_prefix: str = "bench"
+    # Seconds between plain VACUUMs of each subject's tables when the server's autovacuum
+    # is off (None: never); see docs/benchmarks.md.
+    vacuum_every: float | None = 0.5
+
+
+def _vacuum_every(config: BenchConfig, results: BackendResults) -> float | None:
+    """The VACUUM interval to emulate autovacuum, or None when the server runs its own."""
+    if config.vacuum_every is None or results.server.get("autovacuum") != "off":
+        return None
+    return config.vacuum_every
 
 
 async def _case(
@@ -49,14 +61,35 @@ async def _case(
     measure: Callable[[Place], Awaitable[T]],
     *,
     keep: bool,
+    vacuum_every: float | None,
 ) -> tuple[T, Storage]:
     place = await site.prepare(label)
+    sweeper = None
+    if isinstance(site, PostgresSite) and vacuum_every:
+        sweeper = asyncio.create_task(_sweep(site, place, vacuum_every))
     try:
         figures = await measure(place)
+        if sweeper is not None:
+            sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await sweeper
+            assert isinstance(site, PostgresSite)
+            await site.vacuum(place)
         return figures, await site.storage(place)
     finally:
+        if sweeper is not None:
+            sweeper.cancel()
         if not keep:
             await site.drop(place)
+
+
+async def _sweep(site: PostgresSite, place: Place, every: float) -> None:
+    # Stands in for autovacuum on a server that has it off: every subject alike gets a
+    # plain VACUUM of its tables at this interval, so dead row versions are reusable space
+    # as on any server with PostgreSQL's default settings.
+    while True:
+        await asyncio.sleep(every)
+        await site.vacuum(place)
 
 
 async def _backend(
@@ -98,7 +131,11 @@ async def _backend(
             where = f"{kind.name} conversations {mode}"
             try:
                 figures, storage = await _case(
-                    site, f"{kind.name}_conv", conversations, keep=config.keep
+                    site,
+                    f"{kind.name}_conv",
+                    conversations,
+                    keep=config.keep,
+                    vacuum_every=_vacuum_every(config, results),
                 )
             except Exception as exc:
                 results.errors[where] = f"{type(exc).__name__}: {exc}"
@@ -123,7 +160,13 @@ async def _backend(
 
         where = f"{kind.name} long run"
         try:
-            run_figures, storage = await _case(site, f"{kind.name}_run", long_run, keep=config.keep)
+            run_figures, storage = await _case(
+                site,
+                f"{kind.name}_run",
+                long_run,
+                keep=config.keep,
+                vacuum_every=_vacuum_every(config, results),
+            )
         except Exception as exc:
             results.errors[where] = f"{type(exc).__name__}: {exc}"
             log(f"{dialect}: {where}: FAILED: {exc}")

@@ -96,6 +96,12 @@ class PostgresSite:
             live_bytes=live,
         )
 
+    async def vacuum(self, place: Place) -> None:
+        """A plain ``VACUUM`` of every table of the place, as autovacuum would run it."""
+        async with await self._conn() as conn:
+            for name in await self._sizes(conn, place):
+                await conn.execute(sql.SQL("VACUUM {}").format(sql.Identifier(place.name, name)))
+
     @staticmethod
     async def _sizes(conn: psycopg.AsyncConnection[Any], place: Place) -> dict[str, int]:
         cur = await conn.execute(

@@ -58,12 +58,12 @@ CREATE TABLE runs (
     error             TEXT
 );
 
--- list_runs by agent, most recently updated first.
-CREATE INDEX runs_agent_updated ON runs (agent_id, updated_at);
--- Runs by status whose heartbeat stopped.
-CREATE INDEX runs_status_heartbeat ON runs (status, heartbeat_at);
 -- Active runs whose lease expired, for recovery workers.
 CREATE INDEX runs_status_lease ON runs (status, lease_expires_at);
+-- Runs of an agent. No index holds a column that every commit changes (updated_at,
+-- heartbeat_at): the per-commit update of the row then touches no index (on PostgreSQL a
+-- heap-only update, cleaned up on its page).
+CREATE INDEX runs_agent ON runs (agent_id);
 
 
 -- steps: the kept steps of each run. A snapshot holds the whole state; a delta holds a
