@@ -21,6 +21,7 @@ GOOD_PG = {
     "in_recovery": False,
     "replicas": 1,
     "sync_replicas": 1,
+    "autovacuum": "on",
 }
 
 
@@ -50,6 +51,7 @@ def test_postgres_rules() -> None:
         ),
         ({"in_recovery": True}, "server role", "fail", "primary"),
         ({"data_checksums": "off"}, "data_checksums", "info", "pg_checksums"),
+        ({"autovacuum": "off"}, "autovacuum", "warn", "autovacuum = on"),
     ]
     for change, check, status, advice in cases:
         findings = {f.check: f for f in assess_postgres(GOOD_PG | change)}

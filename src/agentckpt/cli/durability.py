@@ -172,6 +172,20 @@ def assess_postgres(settings: dict[str, Any]) -> list[Finding]:
             "server is stopped",
         )
     )
+    autovacuum = settings.get("autovacuum")
+    if autovacuum is not None:
+        out.append(
+            Finding(
+                "autovacuum",
+                str(autovacuum),
+                "ok" if autovacuum == "on" else "warn",
+                ""
+                if autovacuum == "on"
+                else "pruned steps and rewritten run rows stay on disk as dead rows: turn "
+                "autovacuum on (ALTER SYSTEM SET autovacuum = on; SELECT pg_reload_conf()) "
+                "or VACUUM the agentckpt tables on a schedule",
+            )
+        )
     return out
 
 

@@ -75,6 +75,7 @@ SELECT current_setting('synchronous_commit') AS synchronous_commit,
        current_setting('wal_level') AS wal_level,
        current_setting('data_checksums') AS data_checksums,
        current_setting('server_version') AS server_version,
+       current_setting('autovacuum') AS autovacuum,
        pg_is_in_recovery() AS in_recovery,
        (SELECT count(*) FROM pg_stat_replication) AS replicas,
        (SELECT count(*) FROM pg_stat_replication
