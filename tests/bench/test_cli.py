@@ -162,3 +162,26 @@ def test_runs_as_a_module(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "### Conversations, saturated: 4 agents x 3 turns" in result.stdout
     assert "agentckpt conversations saturated: 24 writes" in result.stderr
+
+
+def test_the_agentckpt_command_runs_the_benchmark(tmp_path: Path) -> None:
+    from agentckpt.cli import main as agentckpt_main
+
+    out = tmp_path / "bench.json"
+    status = agentckpt_main(
+        [
+            "bench",
+            "--quick",
+            "--backend",
+            "sqlite",
+            "--subjects",
+            "agentckpt,seed000",
+            "--sqlite-dir",
+            str(tmp_path),
+            "--json",
+            str(out),
+            "--quiet",
+        ]
+    )
+    assert status == 0
+    assert out.exists()
