@@ -327,10 +327,17 @@ class AsyncConversation:
         if not call.has_result or call.result_ref is not None:
             return
         value = call.result
-        data = encode(value, limits=self.store.limits)
+        try:
+            # Only measured here; a result that stays inline is validated with the rest
+            # of the commit's new content, so validating it now would walk it twice.
+            data = encode_trusted(value)
+        except (TypeError, ValueError):
+            data = encode(value, limits=self.store.limits)  # raises, naming the bad value
         # A result shaped like a blob reference is stored as a blob too, so every
         # reference found in a state is a real one.
         if len(data) > self.conversations.options.blob_threshold or is_ref(value):
+            # Leaving the state: validate it (encode_trusted would turn NaN into null).
+            data = encode(value, limits=self.store.limits)
             ref, row = self.store.prepare_blob(data)
             call.attach_blob(ref)
             self._blobs.append(row)
