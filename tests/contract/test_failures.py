@@ -8,17 +8,14 @@ from __future__ import annotations
 
 import inspect
 import json
-import sqlite3
 import subprocess
 import sys
 import threading
 import time
 import uuid
-from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
 
 from agentckpt import (
@@ -32,6 +29,8 @@ from agentckpt import (
 )
 from agentckpt._backends.factory import parse_url
 from agentckpt._backends.queries import load_migrations
+
+from ..dbsql import run_sql
 
 KEEP_ALL = SnapshotPolicy(interval=5, prune=False)
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,18 +53,6 @@ def is_postgres(url: str) -> bool:
 def migration_versions(url: str) -> list[int]:
     """The versions the shipped migrations of ``url``'s dialect bring a database to."""
     return [m.version for m in load_migrations("postgres" if is_postgres(url) else "sqlite")]
-
-
-def run_sql(url: str, sql: str, *params: Any) -> list[tuple[Any, ...]]:
-    """One statement on a brand-new connection of its own, with ``?`` placeholders."""
-    target = parse_url(url)
-    if target.dialect == "sqlite":
-        with closing(sqlite3.connect(target.location)) as conn, conn:
-            return conn.execute(sql, params).fetchall()
-    options = f"-c search_path={target.options['schema']}"
-    with psycopg.connect(target.location, autocommit=True, options=options) as conn:
-        cur = conn.execute(sql.replace("?", "%s"), params)  # type: ignore[arg-type]
-        return cur.fetchall() if cur.description else []
 
 
 def state(n: int) -> dict[str, Any]:

@@ -10,13 +10,10 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
-import sqlite3
 import uuid
-from contextlib import closing
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import psycopg
 import pytest
 
 from agentckpt import (
@@ -31,21 +28,11 @@ from agentckpt import (
 )
 from agentckpt._backends.factory import parse_url
 
+from ..dbsql import run_sql
+
 KEEP_ALL = SnapshotPolicy(interval=5, prune=False)
 PRUNING = SnapshotPolicy(interval=5, prune=True)
 SYSTEM = "You are a careful planner. " * 20  # makes a one-message delta smaller than the state
-
-
-def run_sql(url: str, sql: str, *params: Any) -> list[tuple[Any, ...]]:
-    """Run one statement on the store's database with ``?`` placeholders; commit it."""
-    target = parse_url(url)
-    if target.dialect == "sqlite":
-        with closing(sqlite3.connect(target.location)) as conn, conn:
-            return conn.execute(sql, params).fetchall()
-    options = f"-c search_path={target.options['schema']}"
-    with psycopg.connect(target.location, autocommit=True, options=options) as conn:
-        cur = conn.execute(sql.replace("?", "%s"), params)  # type: ignore[arg-type]
-        return cur.fetchall() if cur.description else []
 
 
 def dump(value: Any) -> str:

@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 import json
-import sqlite3
-from contextlib import closing
 from typing import Any
 
-import psycopg
-
-from agentckpt._backends.factory import parse_url
+from ..dbsql import run_sql
 
 CONFIG: dict[str, Any] = {
     "model": "llama-3-70b",
@@ -19,18 +15,6 @@ CONFIG: dict[str, Any] = {
 }
 TOOLS = ["get_weather", "search_web", "send_email"]
 METADATA: dict[str, Any] = {"user_id": "user_abc123", "session_id": "sess_xyz789"}
-
-
-def run_sql(url: str, sql: str, *params: Any) -> list[tuple[Any, ...]]:
-    """Run one statement on the store's database with ``?`` placeholders; commit it."""
-    target = parse_url(url)
-    if target.dialect == "sqlite":
-        with closing(sqlite3.connect(target.location)) as conn, conn:
-            return conn.execute(sql, params).fetchall()
-    options = f"-c search_path={target.options['schema']}"
-    with psycopg.connect(target.location, autocommit=True, options=options) as conn:
-        cur = conn.execute(sql.replace("?", "%s"), params)  # type: ignore[arg-type]
-        return cur.fetchall() if cur.description else []
 
 
 def dump(value: Any) -> str:

@@ -12,7 +12,8 @@ import pytest
 
 from agentckpt import RunNotFoundError
 
-from .helpers import CONFIG, TOOLS, run_sql
+from ..dbsql import run_sql
+from .helpers import CONFIG, TOOLS
 
 
 def go_silent(url: str, conversation_id: Any, seconds: int) -> None:

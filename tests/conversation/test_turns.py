@@ -13,8 +13,9 @@ import pytest
 from agentckpt import InvalidValueError, StaleHeadError, StepConflictError
 from agentckpt.conversation import Message, ToolCall, TurnError, state_migrations
 
+from ..dbsql import run_sql
 from .conftest import FakeClock
-from .helpers import CONFIG, METADATA, TOOLS, dump, dumps, run_sql, step_rows
+from .helpers import CONFIG, METADATA, TOOLS, dump, dumps, step_rows
 
 
 def start(conversations: Any) -> Any:

@@ -27,7 +27,7 @@ from agentckpt.integrations.langgraph import (
     PruneStrategyError,
 )
 
-from .conftest import run_sql
+from ..dbsql import run_sql
 
 
 def config(thread: str, ns: str = "", checkpoint_id: str | None = None) -> dict[str, Any]:

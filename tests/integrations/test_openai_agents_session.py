@@ -24,7 +24,7 @@ from openai.types.responses import ResponseOutputMessage, ResponseOutputText
 from agentckpt import InvalidValueError, Store
 from agentckpt.integrations.openai_agents import AgentckptSession, session_run_id
 
-from .conftest import run_sql
+from ..dbsql import run_sql
 
 T = TypeVar("T")
 

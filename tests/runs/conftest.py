@@ -28,7 +28,7 @@ from agentckpt.runs import (
     gc_blobs_async,
 )
 
-from .helpers import run_sql
+from ..dbsql import run_sql
 
 Step = Callable[[Any], Any]
 

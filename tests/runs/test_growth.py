@@ -17,7 +17,7 @@ from agentckpt import Store
 from agentckpt._backends.factory import parse_url
 from agentckpt.runs import AgentRun
 
-from .helpers import run_sql
+from ..dbsql import run_sql
 
 STEPS = 1000
 INTERVAL = 20

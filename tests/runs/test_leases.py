@@ -14,8 +14,9 @@ from agentckpt._backends.factory import parse_url
 from agentckpt._sync.leases import Leases
 from agentckpt.runs import LeaseLostError
 
+from ..dbsql import run_sql
 from .conftest import Runs
-from .helpers import counter_state, counter_step, run_sql
+from .helpers import counter_state, counter_step
 
 
 def expire_lease(url: str, run_id: uuid.UUID) -> None:
