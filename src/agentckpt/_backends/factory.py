@@ -74,7 +74,10 @@ def open_backend(url: str, **options: Any) -> Backend:
         from .sqlite import SqliteBackend
 
         return SqliteBackend(target.location, **options)
-    from .postgres_sync import PostgresBackend
+    try:
+        from .postgres_sync import PostgresBackend
+    except ImportError as exc:
+        raise _missing_driver(exc) from exc
 
     return PostgresBackend.connect(target.location, **(target.options | options))
 
@@ -87,6 +90,16 @@ async def open_async_backend(url: str, **options: Any) -> AsyncBackend:
         from .sqlite_async import AsyncSqliteBackend
 
         return AsyncSqliteBackend(SqliteBackend(target.location, **options))
-    from .postgres_async import AsyncPostgresBackend
+    try:
+        from .postgres_async import AsyncPostgresBackend
+    except ImportError as exc:
+        raise _missing_driver(exc) from exc
 
     return await AsyncPostgresBackend.connect(target.location, **(target.options | options))
+
+
+def _missing_driver(exc: ImportError) -> ConfigurationError:
+    return ConfigurationError(
+        f"PostgreSQL support is not installed ({exc.name or exc}): "
+        "pip install 'agentckpt[postgres]'"
+    )
