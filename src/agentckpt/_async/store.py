@@ -264,6 +264,7 @@ class AsyncStore:
         metadata: dict[str, Any] | None = None,
         blobs: Sequence[BlobRow] = (),
         history: Sequence[HistoryRow] = (),
+        policy: SnapshotPolicy | None = None,
     ) -> StepInfo:
         """Commit ``state`` as a step of the run; durable when this returns.
 
@@ -281,7 +282,8 @@ class AsyncStore:
         ``metadata`` keys replace the run's top-level metadata keys. ``blobs`` (from
         :meth:`prepare_blob`) are written in the same transaction as the step, so a
         step never references a blob that is not stored. ``history`` rows (archived
-        parts of the state) are likewise written atomically with the step.
+        parts of the state) are likewise written atomically with the step. ``policy``
+        overrides the store's snapshot policy for this commit (a run's own cadence).
         """
         rid = as_run_id(run_id)
         head = await self._head(rid)
@@ -315,7 +317,7 @@ class AsyncStore:
             state,
             step=target,
             keep_open=keep_open,
-            policy=self.policy,
+            policy=policy or self.policy,
             limits=self.limits,
         )
         write = StepWrite(

@@ -136,20 +136,10 @@ class AgentRun:
         rng: Callable[[], float] = random.random,
     ) -> None:
         self.run_id = as_run_id(run_id) if run_id is not None else uuid.uuid4()
-        policy = replace(store.policy, interval=snapshot_interval)
-        # A view on the same backend with this run's snapshot cadence; it shares the
-        # connection and owns no resources, so it is never closed.
-        self.store = (
-            store
-            if policy == store.policy
-            else Store(
-                store.backend,
-                policy=policy,
-                limits=store.limits,
-                migrations=store.migrations,
-                verify=store.verify,
-            )
-        )
+        # This run's snapshot cadence, passed with each commit: the run shares the
+        # caller's store (and its view of the run's head) whatever its interval.
+        self.policy = replace(store.policy, interval=snapshot_interval)
+        self.store = store
         self.agent_id = agent_id
         self.kind = kind
         self.config = config
@@ -376,7 +366,13 @@ class AgentRun:
         epoch = self.lease.epoch
         try:
             info = self.store.commit(
-                self.run_id, stored, step=number, expected_head=self._step, epoch=epoch, blobs=rows
+                self.run_id,
+                stored,
+                step=number,
+                expected_head=self._step,
+                epoch=epoch,
+                blobs=rows,
+                policy=self.policy,
             )
         except ConflictError as exc:
             # A stale owner may trip over the moved head before the epoch check: report
@@ -390,7 +386,7 @@ class AgentRun:
         parent = self._step
         self._step, self._state = number, stored
         self._known = ref_uris(stored)
-        if info.kind == "snapshot" and self.store.policy.prune:
+        if info.kind == "snapshot" and self.policy.prune:
             try:
                 self._effects.prune(self.run_id, number)
             except AgentckptError as exc:  # committed already; old effects are only garbage

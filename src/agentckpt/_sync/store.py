@@ -263,6 +263,7 @@ class Store:
         metadata: dict[str, Any] | None = None,
         blobs: Sequence[BlobRow] = (),
         history: Sequence[HistoryRow] = (),
+        policy: SnapshotPolicy | None = None,
     ) -> StepInfo:
         """Commit ``state`` as a step of the run; durable when this returns.
 
@@ -280,7 +281,8 @@ class Store:
         ``metadata`` keys replace the run's top-level metadata keys. ``blobs`` (from
         :meth:`prepare_blob`) are written in the same transaction as the step, so a
         step never references a blob that is not stored. ``history`` rows (archived
-        parts of the state) are likewise written atomically with the step.
+        parts of the state) are likewise written atomically with the step. ``policy``
+        overrides the store's snapshot policy for this commit (a run's own cadence).
         """
         rid = as_run_id(run_id)
         head = self._head(rid)
@@ -314,7 +316,7 @@ class Store:
             state,
             step=target,
             keep_open=keep_open,
-            policy=self.policy,
+            policy=policy or self.policy,
             limits=self.limits,
         )
         write = StepWrite(
