@@ -234,6 +234,15 @@ def plan_commit(
     )
 
 
+def decode_row(row: dict[str, Any], *, where: str) -> Any:
+    """A step row's document (a snapshot's state or a delta's patch); errors name ``where``."""
+    raw = unpack(row["codec"], bytes(row["payload"]), where=where)
+    try:
+        return decode(raw)
+    except CorruptDataError as exc:
+        raise CorruptDataError(f"{where}: {exc}") from exc
+
+
 def rebuild(run_id: UUID, rows: Sequence[dict[str, Any]], *, verify: bool = True) -> Head:
     """Rebuild the state of the last row from a snapshot row and the delta rows after it.
 
@@ -252,11 +261,7 @@ def rebuild(run_id: UUID, rows: Sequence[dict[str, Any]], *, verify: bool = True
     last = rows[-1]
     for row in rows:
         where = f"run {run_id} step {row['step']}"
-        raw = unpack(row["codec"], row["payload"], where=where)
-        try:
-            document = decode(raw)
-        except CorruptDataError as exc:
-            raise CorruptDataError(f"{where}: {exc}") from exc
+        document = decode_row(row, where=where)
         if row is last and last["is_open"]:
             parent_state = state if row["kind"] == "delta" else None
         if row["kind"] == "snapshot":
@@ -287,4 +292,4 @@ def rebuild(run_id: UUID, rows: Sequence[dict[str, Any]], *, verify: bool = True
     )
 
 
-__all__ = ["EMPTY_HEAD", "Head", "Plan", "checksum", "plan_commit", "rebuild"]
+__all__ = ["EMPTY_HEAD", "Head", "Plan", "checksum", "decode_row", "plan_commit", "rebuild"]

@@ -14,10 +14,9 @@ from typing import Any
 from uuid import UUID
 
 from .._backends.base import Row
-from .._core.codec import decode, encode_trusted
-from .._core.compression import unpack
+from .._core.codec import encode_trusted
 from .._core.delta import apply
-from .._core.plan import checksum
+from .._core.plan import checksum, decode_row
 from .._sync.store import Store, as_run_id
 from ..errors import CorruptDataError, StoreError
 
@@ -194,10 +193,7 @@ def kept_states(run_id: UUID, rows: list[Row]) -> Iterator[KeptStep]:
     previous: int | None = None
     for row in rows:
         where = f"run {run_id} step {row['step']}"
-        try:
-            document = decode(unpack(row["codec"], bytes(row["payload"]), where=where))
-        except CorruptDataError as exc:
-            raise CorruptDataError(f"{where}: {exc}") from exc
+        document = decode_row(row, where=where)
         if row["kind"] == "snapshot":
             state = document
         else:
