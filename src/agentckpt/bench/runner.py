@@ -59,6 +59,26 @@ async def _case(
     site: Site,
     label: str,
     measure: Callable[[Place], Awaitable[T]],
+    where: str,
+    config: BenchConfig,
+    results: BackendResults,
+    log: Log,
+) -> tuple[T, Storage] | None:
+    """Measure one subject on a fresh place; on failure record it and return None."""
+    try:
+        return await _measure(
+            site, label, measure, keep=config.keep, vacuum_every=_vacuum_every(config, results)
+        )
+    except Exception as exc:
+        results.errors[where] = f"{type(exc).__name__}: {exc}"
+        log(f"{site.dialect}: {where}: FAILED: {exc}")
+        return None
+
+
+async def _measure(
+    site: Site,
+    label: str,
+    measure: Callable[[Place], Awaitable[T]],
     *,
     keep: bool,
     vacuum_every: float | None,
@@ -129,18 +149,12 @@ async def _backend(
                     await subject.close()
 
             where = f"{kind.name} conversations {mode}"
-            try:
-                figures, storage = await _case(
-                    site,
-                    f"{kind.name}_conv",
-                    conversations,
-                    keep=config.keep,
-                    vacuum_every=_vacuum_every(config, results),
-                )
-            except Exception as exc:
-                results.errors[where] = f"{type(exc).__name__}: {exc}"
-                log(f"{dialect}: {where}: FAILED: {exc}")
+            measured = await _case(
+                site, f"{kind.name}_conv", conversations, where, config, results, log
+            )
+            if measured is None:
                 continue
+            figures, storage = measured
             results.conversations.setdefault(mode, {})[kind.name] = ConversationCase(
                 figures, storage
             )
@@ -159,18 +173,10 @@ async def _backend(
                 await subject.close()
 
         where = f"{kind.name} long run"
-        try:
-            run_figures, storage = await _case(
-                site,
-                f"{kind.name}_run",
-                long_run,
-                keep=config.keep,
-                vacuum_every=_vacuum_every(config, results),
-            )
-        except Exception as exc:
-            results.errors[where] = f"{type(exc).__name__}: {exc}"
-            log(f"{dialect}: {where}: FAILED: {exc}")
+        run_measured = await _case(site, f"{kind.name}_run", long_run, where, config, results, log)
+        if run_measured is None:
             continue
+        run_figures, storage = run_measured
         results.long_run[kind.name] = LongRunCase(run_figures, storage)
         log(
             f"{dialect}: {where}: {run_figures.steps} steps in {run_figures.wall_seconds:.1f} s, "
