@@ -36,8 +36,15 @@ def load_queries(dialect: str) -> dict[str, str]:
         for name, body in zip(parts[1::2], parts[2::2], strict=True):
             if name in queries:
                 raise RuntimeError(f"query {name!r} is defined twice in sql/{dialect}")
-            queries[name] = body.strip()
+            queries[name] = _without_comment_lines(body)
     return queries
+
+
+def _without_comment_lines(body: str) -> str:
+    # The comments are for readers of the .sql files; sent, they cost bytes per execute,
+    # and psycopg caches its parse of a statement only below 4096 characters.
+    lines = (line.rstrip() for line in body.splitlines())
+    return "\n".join(line for line in lines if line and not line.lstrip().startswith("--"))
 
 
 def split_statements(sql: str) -> list[str]:
