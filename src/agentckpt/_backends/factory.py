@@ -4,7 +4,9 @@
 select SQLite; ``postgresql://...`` (or ``postgres://``) selects PostgreSQL, passing the
 URL to libpq. agentckpt's own options ride in the query string and are removed before
 that: ``schema`` (PostgreSQL schema, default ``agentckpt``), ``pool_min``, ``pool_max``,
-``wait`` (seconds), ``prepare_threshold`` (``none`` behind PgBouncer).
+``wait`` (seconds), ``prepare_threshold`` (``none`` behind PgBouncer), ``group_commit``
+(the most concurrent commits sent as one statement and transaction; 1 turns grouping
+off) and ``commit_senders`` (how many such groups may be in flight at once).
 """
 
 from __future__ import annotations
@@ -16,7 +18,22 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from ..errors import ConfigurationError
 from .base import AsyncBackend, Backend
 
-_OWN_OPTIONS = ("schema", "pool_min", "pool_max", "wait", "prepare_threshold")
+_OWN_OPTIONS = (
+    "schema",
+    "pool_min",
+    "pool_max",
+    "wait",
+    "prepare_threshold",
+    "group_commit",
+    "commit_senders",
+)
+# Options that are positive integers, and the backend's name for each.
+_COUNTS = {
+    "pool_min": "min_size",
+    "pool_max": "max_size",
+    "group_commit": "group_commit",
+    "commit_senders": "commit_senders",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,10 +66,9 @@ def parse_url(url: str) -> Target:
         try:
             if "schema" in own:
                 options["schema"] = own["schema"]
-            if "pool_min" in own:
-                options["min_size"] = int(own["pool_min"])
-            if "pool_max" in own:
-                options["max_size"] = int(own["pool_max"])
+            for name, option in _COUNTS.items():
+                if name in own:
+                    options[option] = _count(name, own[name])
             if "wait" in own:
                 options["wait"] = float(own["wait"])
             if "prepare_threshold" in own:
@@ -65,6 +81,15 @@ def parse_url(url: str) -> Target:
     raise ConfigurationError(
         f"unsupported store URL {url!r}: use sqlite:///path.db or postgresql://..."
     )
+
+
+def _count(name: str, text: str) -> int:
+    value = int(text)
+    if value < 1 and name != "pool_min":
+        raise ValueError(f"{name}={text} must be at least 1")
+    if value < 0:
+        raise ValueError(f"{name}={text} must not be negative")
+    return value
 
 
 def open_backend(url: str, **options: Any) -> Backend:

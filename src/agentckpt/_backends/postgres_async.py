@@ -12,22 +12,23 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import psycopg
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from ..errors import ConfigurationError, MigrationError, UnavailableError
-from .base import (
-    BlobRow,
-    CommitOutcome,
-    Committed,
-    HistoryRow,
-    Params,
-    Refused,
-    Row,
-    StepWrite,
+from .base import CommitOutcome, Committed, Params, Refused, Row, StepWrite
+from .group_commit import MAX_WRITES, AsyncGroupCommit
+from .pg_arrays import (
+    PgArray,
+    bool_array,
+    bytea_array,
+    int8_array,
+    register_arrays,
+    text_array,
+    uuid_array,
 )
 from .pg_errors import Retry, retry_kind, translate
 from .queries import load_migrations, load_queries
@@ -38,29 +39,50 @@ Conn = psycopg.AsyncConnection[Row]
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
 
-def _blob_arrays(blobs: tuple[BlobRow, ...]) -> dict[str, list[Any]]:
+def batch_params(writes: Sequence[StepWrite]) -> dict[str, PgArray]:
+    """The parameters of ``commit_steps`` for a batch of writes, each of another run."""
+    blobs = [(w.run_id, b) for w in writes for b in w.blobs]
+    history = [(w.run_id, h) for w in writes for h in w.history]
     return {
-        "blob_digests": [b.digest for b in blobs],
-        "blob_codecs": [b.codec for b in blobs],
-        "blob_sizes": [b.size for b in blobs],
-        "blob_datas": [b.data for b in blobs],
+        "run_ids": uuid_array([w.run_id for w in writes]),
+        "steps": int8_array([w.step for w in writes]),
+        "parent_steps": int8_array([w.parent_step for w in writes]),
+        "kinds": text_array([w.kind for w in writes]),
+        "is_opens": bool_array([w.is_open for w in writes]),
+        "codecs": text_array([w.codec for w in writes]),
+        "payloads": bytea_array([w.payload for w in writes]),
+        "state_versions": int8_array([w.state_version for w in writes]),
+        "write_versions": int8_array([w.write_version for w in writes]),
+        "raw_bytes": int8_array([w.raw_bytes for w in writes]),
+        "state_bytes": int8_array([w.state_bytes for w in writes]),
+        "checksums": bytea_array([w.checksum for w in writes]),
+        "expected_steps": int8_array([w.expected_step for w in writes]),
+        "expected_versions": int8_array([w.expected_version for w in writes]),
+        "epochs": int8_array([w.epoch for w in writes]),
+        "snapshot_steps": int8_array([w.snapshot_step for w in writes]),
+        "chain_bytes": int8_array([w.chain_bytes for w in writes]),
+        "prune_belows": int8_array([w.prune_below for w in writes]),
+        "seal_steps": int8_array([w.seal_step for w in writes]),
+        "metadatas": text_array([w.metadata for w in writes]),
+        "blob_run_ids": uuid_array([run_id for run_id, _ in blobs]),
+        "blob_digests": text_array([b.digest for _, b in blobs]),
+        "blob_codecs": text_array([b.codec for _, b in blobs]),
+        "blob_sizes": int8_array([b.size for _, b in blobs]),
+        "blob_datas": bytea_array([b.data for _, b in blobs]),
+        "history_run_ids": uuid_array([run_id for run_id, _ in history]),
+        "history_seqs": int8_array([h.seq for _, h in history]),
+        "history_counts": int8_array([h.item_count for _, h in history]),
+        "history_codecs": text_array([h.codec for _, h in history]),
+        "history_payloads": bytea_array([h.payload for _, h in history]),
+        "history_raw_bytes": int8_array([h.raw_bytes for _, h in history]),
     }
 
 
-def _history_arrays(history: tuple[HistoryRow, ...]) -> dict[str, list[Any]]:
-    return {
-        "history_seqs": [h.seq for h in history],
-        "history_counts": [h.item_count for h in history],
-        "history_codecs": [h.codec for h in history],
-        "history_payloads": [h.payload for h in history],
-        "history_raw_bytes": [h.raw_bytes for h in history],
-    }
-
-
-async def _utc_session(conn: Conn) -> None:
+async def _configure(conn: Conn) -> None:
     # Timestamps come back in UTC, as on SQLite, whatever the server's default or PGTZ
     # says (a -c timezone=UTC startup option loses to PGTZ).
     await conn.execute("SET TIME ZONE 'UTC'")
+    register_arrays(conn)
 
 
 class AsyncPostgresBackend:
@@ -81,6 +103,8 @@ class AsyncPostgresBackend:
         attempts: int = 4,
         backoff: float = 0.05,
         wait: float = 30.0,
+        group_commit: int = MAX_WRITES,
+        commit_senders: int = 2,
     ) -> None:
         self._pool = pool
         self.schema = schema
@@ -88,6 +112,13 @@ class AsyncPostgresBackend:
         self._backoff = backoff
         self._wait = wait
         self._queries = load_queries("postgres")
+        # At most commit_senders batches in flight, each on a connection of its own; the
+        # rest of the pool stays free for reads.
+        self._group = AsyncGroupCommit(
+            self._commit_batch,
+            concurrency=min(commit_senders, pool.max_size),
+            max_writes=group_commit,
+        )
 
     @classmethod
     async def connect(
@@ -99,10 +130,14 @@ class AsyncPostgresBackend:
         max_size: int = 10,
         wait: float = 30.0,
         prepare_threshold: int | None = 5,
+        group_commit: int = MAX_WRITES,
+        commit_senders: int = 2,
     ) -> AsyncPostgresBackend:
         """Open a pool; ``wait`` bounds both the first connection and every later checkout.
 
         Use ``prepare_threshold=None`` behind PgBouncer in transaction mode.
+        ``group_commit`` is the most writes one group commit sends (1: every commit
+        alone); ``commit_senders`` how many groups may be in flight at once.
         """
         if not _SCHEMA_NAME.match(schema):
             raise ConfigurationError(
@@ -122,7 +157,7 @@ class AsyncPostgresBackend:
                 "prepare_threshold": prepare_threshold,
             },
             name=f"agentckpt-{schema}",
-            configure=_utc_session,
+            configure=_configure,
         )
         try:
             await pool.open(wait=True, timeout=wait)
@@ -132,7 +167,13 @@ class AsyncPostgresBackend:
                 f"could not connect to PostgreSQL within {wait:g} s; check the URL and that "
                 "the server is up"
             ) from exc
-        return cls(pool, schema=schema, wait=wait)
+        return cls(
+            pool,
+            schema=schema,
+            wait=wait,
+            group_commit=group_commit,
+            commit_senders=commit_senders,
+        )
 
     async def _run(self, fn: Callable[[Conn], Awaitable[T]], *, writing: bool) -> T:
         attempt = 0
@@ -232,20 +273,32 @@ class AsyncPostgresBackend:
         await self._run(write, writing=True)
 
     async def commit(self, write: StepWrite) -> CommitOutcome:
-        """One statement: guard, blobs, history, prune, seal and the step row; or nothing."""
-        params = write.params() | _blob_arrays(write.blobs) | _history_arrays(write.history)
+        """Commit one step, or nothing if its guard fails; concurrent commits of other
+        runs may share its statement and transaction (group commit)."""
+        return await self._group.commit(write)
+
+    async def _commit_batch(self, writes: Sequence[StepWrite]) -> list[CommitOutcome]:
+        """One statement for the batch: guards, blobs, history, prunes, seals, steps."""
+        params = batch_params(writes)
         q = self._queries
 
-        async def commit(conn: Conn) -> CommitOutcome:
-            cur = await conn.execute(q["commit_step"], params)
-            row = await cur.fetchone()
-            if row is not None:
-                return Committed(row["created_at"], row["updated_at"])
-            cur = await conn.execute(q["commit_probe"], params)
-            return Refused(await cur.fetchone())
+        async def commit(conn: Conn) -> list[CommitOutcome]:
+            cur = await conn.execute(q["commit_steps"], params)
+            landed = {row["run_id"]: row for row in await cur.fetchall()}
+            outcomes: list[CommitOutcome] = []
+            for write in writes:
+                row = landed.get(write.run_id)
+                if row is not None:
+                    outcomes.append(Committed(row["created_at"], row["updated_at"]))
+                    continue
+                probe = {"run_id": write.run_id, "step": write.step}
+                cur = await conn.execute(q["commit_probe"], probe)
+                outcomes.append(Refused(await cur.fetchone()))
+            return outcomes
 
         return await self._run(commit, writing=True)
 
     async def close(self) -> None:
-        """Close the pool."""
+        """Wait for the commits being sent, then close the pool."""
+        await self._group.wait_idle()
         await self._pool.close()

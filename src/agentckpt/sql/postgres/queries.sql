@@ -51,61 +51,80 @@ UPDATE runs SET status = %(status)s, error = %(error)s, updated_at = now()
 WHERE run_id = %(run_id)s
 RETURNING run_id;
 
--- name: commit_step
--- One statement, so one round trip and one transaction on an autocommit connection.
--- The runs row is the guard: its UPDATE matches only if the head is the one the writer
--- read (step and write version) and, when fenced, the lease epoch is current. Every other
--- write below is conditioned on that guard, so a refused commit writes nothing.
-WITH head AS (
-    UPDATE runs SET
-        head_step     = %(step)s,
-        head_version  = %(write_version)s,
-        head_open     = %(is_open)s,
-        snapshot_step = %(snapshot_step)s,
-        chain_bytes   = %(chain_bytes)s,
+-- name: commit_steps
+-- Commits a batch of steps, each of a different run, in one statement: one round trip
+-- and one transaction on an autocommit connection (group commit). Every array holds one
+-- element per write (blobs and history: one per row, tagged with their run).
+-- Each run's row in runs is that write's guard: its UPDATE matches only if the head is
+-- the one the writer read (step and write version) and, when fenced, the lease epoch is
+-- current. Every other write below joins the guards that matched, so a refused write
+-- writes nothing, and the writes of the other runs go ahead. RETURNING names the runs
+-- whose write landed.
+WITH c AS (
+    SELECT * FROM unnest(
+        %(run_ids)b::uuid[], %(steps)b::bigint[], %(parent_steps)b::bigint[],
+        %(kinds)b::text[], %(is_opens)b::boolean[], %(codecs)b::text[], %(payloads)b::bytea[],
+        %(state_versions)b::integer[], %(write_versions)b::integer[],
+        %(raw_bytes)b::integer[], %(state_bytes)b::bigint[], %(checksums)b::bytea[],
+        %(expected_steps)b::bigint[], %(expected_versions)b::integer[], %(epochs)b::bigint[],
+        %(snapshot_steps)b::bigint[], %(chain_bytes)b::bigint[], %(prune_belows)b::bigint[],
+        %(seal_steps)b::bigint[], %(metadatas)b::text[]
+    ) AS c(run_id, step, parent_step, kind, is_open, codec, payload, state_version,
+           write_version, raw_bytes, state_bytes, checksum, expected_step, expected_version,
+           epoch, snapshot_step, chain_bytes, prune_below, seal_step, metadata)
+), head AS (
+    UPDATE runs r SET
+        head_step     = c.step,
+        head_version  = c.write_version,
+        head_open     = c.is_open,
+        snapshot_step = c.snapshot_step,
+        chain_bytes   = c.chain_bytes,
         heartbeat_at  = now(),
         updated_at    = now(),
-        metadata      = CASE WHEN %(metadata)s::jsonb IS NULL THEN metadata
-                             ELSE metadata || %(metadata)s::jsonb END
-    WHERE run_id = %(run_id)s
-      AND head_step IS NOT DISTINCT FROM %(expected_step)s
-      AND head_version = %(expected_version)s
-      AND (%(epoch)s::bigint IS NULL OR lease_epoch = %(epoch)s::bigint)
-    RETURNING run_id
+        metadata      = CASE WHEN c.metadata IS NULL THEN r.metadata
+                             ELSE r.metadata || c.metadata::jsonb END
+    FROM c
+    WHERE r.run_id = c.run_id
+      AND r.head_step IS NOT DISTINCT FROM c.expected_step
+      AND r.head_version = c.expected_version
+      AND (c.epoch IS NULL OR r.lease_epoch = c.epoch)
+    RETURNING r.run_id
 ), new_blobs AS (
     INSERT INTO blobs (run_id, digest, codec, size, data)
-    SELECT %(run_id)s, b.digest, b.codec, b.size, b.data
-    FROM unnest(%(blob_digests)s::text[], %(blob_codecs)s::text[], %(blob_sizes)s::bigint[],
-                %(blob_datas)s::bytea[]) AS b(digest, codec, size, data)
-    WHERE EXISTS (SELECT 1 FROM head)
+    SELECT b.run_id, b.digest, b.codec, b.size, b.data
+    FROM unnest(%(blob_run_ids)b::uuid[], %(blob_digests)b::text[], %(blob_codecs)b::text[],
+                %(blob_sizes)b::bigint[], %(blob_datas)b::bytea[])
+         AS b(run_id, digest, codec, size, data)
+    JOIN head USING (run_id)
     ON CONFLICT (run_id, digest) DO NOTHING
 ), new_history AS (
     INSERT INTO history (run_id, seq, step, item_count, codec, payload, raw_bytes)
-    SELECT %(run_id)s, h.seq, %(step)s, h.item_count, h.codec, h.payload, h.raw_bytes
-    FROM unnest(%(history_seqs)s::bigint[], %(history_counts)s::integer[],
-                %(history_codecs)s::text[], %(history_payloads)s::bytea[],
-                %(history_raw_bytes)s::integer[]) AS h(seq, item_count, codec, payload, raw_bytes)
-    WHERE EXISTS (SELECT 1 FROM head)
+    SELECT h.run_id, h.seq, c.step, h.item_count, h.codec, h.payload, h.raw_bytes
+    FROM unnest(%(history_run_ids)b::uuid[], %(history_seqs)b::bigint[],
+                %(history_counts)b::integer[], %(history_codecs)b::text[],
+                %(history_payloads)b::bytea[], %(history_raw_bytes)b::integer[])
+         AS h(run_id, seq, item_count, codec, payload, raw_bytes)
+    JOIN head USING (run_id) JOIN c USING (run_id)
 ), pruned AS (
-    DELETE FROM steps
-    WHERE run_id = %(run_id)s AND step < %(prune_below)s::bigint AND EXISTS (SELECT 1 FROM head)
+    DELETE FROM steps s USING c JOIN head USING (run_id)
+    WHERE s.run_id = c.run_id AND s.step < c.prune_below
 ), sealed AS (
-    UPDATE steps SET is_open = false
-    WHERE run_id = %(run_id)s AND step = %(seal_step)s::bigint AND is_open
-      AND EXISTS (SELECT 1 FROM head)
+    UPDATE steps s SET is_open = false
+    FROM c JOIN head USING (run_id)
+    WHERE s.run_id = c.run_id AND s.step = c.seal_step AND s.is_open
 )
-INSERT INTO steps (run_id, step, parent_step, kind, is_open, codec, payload, state_version,
-                   write_version, raw_bytes, state_bytes, checksum)
-SELECT %(run_id)s, %(step)s, %(parent_step)s, %(kind)s, %(is_open)s, %(codec)s, %(payload)s,
-       %(state_version)s, %(write_version)s, %(raw_bytes)s, %(state_bytes)s, %(checksum)s
-FROM head
+INSERT INTO steps AS s (run_id, step, parent_step, kind, is_open, codec, payload,
+                        state_version, write_version, raw_bytes, state_bytes, checksum)
+SELECT c.run_id, c.step, c.parent_step, c.kind, c.is_open, c.codec, c.payload,
+       c.state_version, c.write_version, c.raw_bytes, c.state_bytes, c.checksum
+FROM c JOIN head USING (run_id)
 ON CONFLICT (run_id, step) DO UPDATE SET
     parent_step = EXCLUDED.parent_step, kind = EXCLUDED.kind, is_open = EXCLUDED.is_open,
     codec = EXCLUDED.codec, payload = EXCLUDED.payload, state_version = EXCLUDED.state_version,
     write_version = EXCLUDED.write_version, raw_bytes = EXCLUDED.raw_bytes,
     state_bytes = EXCLUDED.state_bytes, checksum = EXCLUDED.checksum, updated_at = now()
-WHERE steps.is_open
-RETURNING created_at, updated_at;
+WHERE s.is_open
+RETURNING s.run_id, s.created_at, s.updated_at;
 
 -- name: commit_probe
 -- Why a commit was refused: the run's head and lease, and the step it tried to write.
