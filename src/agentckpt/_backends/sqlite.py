@@ -21,6 +21,7 @@ from ..errors import (
     UnavailableError,
 )
 from .base import CommitOutcome, Committed, Params, Refused, Row, StepWrite
+from .group_commit import GroupCommit
 from .queries import Migration, load_migrations, load_queries, split_statements
 
 T = TypeVar("T")
@@ -114,6 +115,8 @@ class SqliteBackend:
             raise _translate(exc) from exc
         self._lock = threading.RLock()
         self._queries = load_queries("sqlite")
+        # One connection, so one writer: one batch at a time, from the waiting threads.
+        self._group = GroupCommit(self.commit_batch, concurrency=1)
 
     # -- plumbing --------------------------------------------------------------------
 
@@ -214,68 +217,85 @@ class SqliteBackend:
         self._transaction(run)
 
     def commit(self, write: StepWrite) -> CommitOutcome:
-        """Guard, blobs, history, prune, seal and the step row, all in one transaction."""
-        q = self._queries
-        params = _params(write.params())
+        """Commit one step, or nothing if its guard fails; commits of other runs made
+        meanwhile by other threads may share its transaction (group commit)."""
+        return self._group.commit(write)
 
-        def run(conn: sqlite3.Connection) -> CommitOutcome:
+    def commit_batch(self, writes: Sequence[StepWrite]) -> list[CommitOutcome]:
+        """Commit steps of different runs in one transaction, so one fsync.
+
+        Each write runs under a savepoint: a write whose guard fails is rolled back alone
+        and reported refused, the others commit. An error rolls back the whole batch.
+        """
+
+        def run(conn: sqlite3.Connection) -> list[CommitOutcome]:
             conn.execute("BEGIN IMMEDIATE")
             try:
-                if conn.execute(q["commit_guard"], params).rowcount != 1:
-                    conn.execute("ROLLBACK")
-                    probe = self._rows(conn.execute(q["commit_probe"], params))
-                    return Refused(probe[0] if probe else None)
-                if write.metadata is not None:
-                    self._merge_metadata(conn, params["run_id"], write.metadata)
-                if write.blobs:
-                    conn.executemany(
-                        q["insert_blob"],
-                        [
-                            {
-                                "run_id": params["run_id"],
-                                "digest": b.digest,
-                                "codec": b.codec,
-                                "size": b.size,
-                                "data": b.data,
-                            }
-                            for b in write.blobs
-                        ],
-                    )
-                if write.history:
-                    conn.executemany(
-                        q["insert_history"],
-                        [
-                            {
-                                "run_id": params["run_id"],
-                                "seq": h.seq,
-                                "step": write.step,
-                                "item_count": h.item_count,
-                                "codec": h.codec,
-                                "payload": h.payload,
-                                "raw_bytes": h.raw_bytes,
-                            }
-                            for h in write.history
-                        ],
-                    )
-                if write.prune_below is not None:
-                    conn.execute(
-                        q["prune_steps"], {"run_id": params["run_id"], "below": write.prune_below}
-                    )
-                if write.seal_step is not None:
-                    conn.execute(q["seal_step"], params)
-                rows = self._rows(conn.execute(q["upsert_step"], params))
-                if not rows:
-                    # The step exists and is sealed; the guard should have stopped this.
-                    conn.execute("ROLLBACK")
-                    probe = self._rows(conn.execute(q["commit_probe"], params))
-                    return Refused(probe[0] if probe else None)
+                outcomes = [self._commit_one(conn, write) for write in writes]
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
-            return Committed(rows[0]["created_at"], rows[0]["updated_at"])
+            return outcomes
 
         return self._locked(run)
+
+    def _commit_one(self, conn: sqlite3.Connection, write: StepWrite) -> CommitOutcome:
+        """Guard, blobs, history, prune, seal and the step row of one write."""
+        q = self._queries
+        params = _params(write.params())
+        conn.execute("SAVEPOINT step_write")
+        if conn.execute(q["commit_guard"], params).rowcount != 1:
+            return self._refuse(conn, params)
+        if write.metadata is not None:
+            self._merge_metadata(conn, params["run_id"], write.metadata)
+        if write.blobs:
+            conn.executemany(
+                q["insert_blob"],
+                [
+                    {
+                        "run_id": params["run_id"],
+                        "digest": b.digest,
+                        "codec": b.codec,
+                        "size": b.size,
+                        "data": b.data,
+                    }
+                    for b in write.blobs
+                ],
+            )
+        if write.history:
+            conn.executemany(
+                q["insert_history"],
+                [
+                    {
+                        "run_id": params["run_id"],
+                        "seq": h.seq,
+                        "step": write.step,
+                        "item_count": h.item_count,
+                        "codec": h.codec,
+                        "payload": h.payload,
+                        "raw_bytes": h.raw_bytes,
+                    }
+                    for h in write.history
+                ],
+            )
+        if write.prune_below is not None:
+            conn.execute(q["prune_steps"], {"run_id": params["run_id"], "below": write.prune_below})
+        if write.seal_step is not None:
+            conn.execute(q["seal_step"], params)
+        rows = self._rows(conn.execute(q["upsert_step"], params))
+        if not rows:
+            # The step exists and is sealed; the guard should have stopped this.
+            return self._refuse(conn, params)
+        conn.execute("RELEASE step_write")
+        return Committed(rows[0]["created_at"], rows[0]["updated_at"])
+
+    def _refuse(self, conn: sqlite3.Connection, params: dict[str, Any]) -> Refused:
+        """Undo this write's statements and report the run's head as it stands."""
+        conn.execute("ROLLBACK TO step_write")
+        conn.execute("RELEASE step_write")
+        probe = self._rows(conn.execute(self._queries["commit_probe"], params))
+        return Refused(probe[0] if probe else None)
 
     def _merge_metadata(self, conn: sqlite3.Connection, run_id: str, patch: str) -> None:
         # Top-level keys replace, as jsonb || does on PostgreSQL; json_patch would recurse.

@@ -15,6 +15,7 @@ from functools import partial
 from typing import TypeVar
 
 from .base import CommitOutcome, Params, Row, StepWrite
+from .group_commit import AsyncGroupCommit
 from .sqlite import SqliteBackend
 
 T = TypeVar("T")
@@ -28,6 +29,8 @@ class AsyncSqliteBackend:
     def __init__(self, backend: SqliteBackend) -> None:
         self.sync = backend
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentckpt-sqlite")
+        # One worker thread: one batch at a time, gathering the commits made meanwhile.
+        self._group = AsyncGroupCommit(self._commit_batch, concurrency=1)
 
     async def _call(self, fn: Callable[[], T]) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._executor, fn)
@@ -53,10 +56,14 @@ class AsyncSqliteBackend:
         await self._call(partial(self.sync.write_many, name, params))
 
     async def commit(self, write: StepWrite) -> CommitOutcome:
-        """See :meth:`SqliteBackend.commit`."""
-        return await self._call(partial(self.sync.commit, write))
+        """See :meth:`SqliteBackend.commit`: concurrent commits share a transaction."""
+        return await self._group.commit(write)
+
+    async def _commit_batch(self, writes: Sequence[StepWrite]) -> list[CommitOutcome]:
+        return await self._call(partial(self.sync.commit_batch, writes))
 
     async def close(self) -> None:
-        """Close the connection and stop the worker thread."""
+        """Wait for the commits being sent, close the connection, stop the worker thread."""
+        await self._group.wait_idle()
         await self._call(self.sync.close)
         self._executor.shutdown(wait=True)
