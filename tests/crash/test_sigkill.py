@@ -37,12 +37,12 @@ BUDGET_SECONDS = 40.0
 class Writer:
     """A running writer.py whose ACK lines are collected as they arrive."""
 
-    def __init__(self, url: str, run_id: str, stderr: IO[str]) -> None:
+    def __init__(self, args: list[str], stderr: IO[str]) -> None:
         self.acks: list[int] = []
         self.lines: list[str] = []
         self.first_ack = threading.Event()
         self.proc = subprocess.Popen(
-            [sys.executable, str(WRITER), url, run_id],
+            [sys.executable, str(WRITER), *args],
             stdout=subprocess.PIPE,
             stderr=stderr,
             text=True,
@@ -57,7 +57,7 @@ class Writer:
             for line in self.proc.stdout:
                 self.lines.append(line.rstrip("\n"))
                 if line.startswith("ACK "):
-                    self.acks.append(int(line.split()[1]))
+                    self.acks.append(int(line.split()[-1]))  # the step is last
                     self.first_ack.set()
         self.first_ack.set()  # EOF: the writer died on its own; the caller checks why
 
@@ -69,7 +69,7 @@ class Writer:
         return code
 
 
-def verify(url: str, run_id: str, last_ack: int) -> int:
+def verify(url: str, run_id: str, last_ack: int, tag: str = "") -> int:
     """Check the run as a fresh process would find it; return its head step."""
     with Store.connect(url, migrate=False) as store:
         latest = store.latest(run_id)
@@ -79,7 +79,8 @@ def verify(url: str, run_id: str, last_ack: int) -> int:
             f"head {head} after the last acknowledged step {last_ack}: "
             + ("an acknowledged step was lost" if head < last_ack else "steps from nowhere")
         )
-        assert json.dumps(latest.state) == json.dumps(expected_state(head)), f"step {head}"
+        expected = expected_state(head, tag=tag)
+        assert json.dumps(latest.state) == json.dumps(expected), f"step {head}"
         assert store.get_run(run_id).head_step == head
         kept = store.steps(run_id)
         numbers = [info.step for info in kept]
@@ -89,7 +90,8 @@ def verify(url: str, run_id: str, last_ack: int) -> int:
         assert not any(info.is_open for info in kept)
         for info in kept:
             state = store.state_at(run_id, info.step).state
-            assert json.dumps(state) == json.dumps(expected_state(info.step)), info.step
+            expected = expected_state(info.step, tag=tag)
+            assert json.dumps(state) == json.dumps(expected), info.step
     target = parse_url(url)
     if target.dialect == "sqlite":
         with closing(sqlite3.connect(target.location)) as conn:
@@ -116,7 +118,7 @@ def test_sigkill_loses_no_acknowledged_step(
     for round_ in range(KILLS):
         where = f"seed {seed}, round {round_}, last ACK {last_ack}"
         with open(tmp_path / f"writer-{round_}.err", "w+") as stderr:
-            writer = Writer(url, run_id, stderr)
+            writer = Writer([url, run_id], stderr)
             try:
                 assert writer.first_ack.wait(timeout=30), f"no ACK within 30 s ({where})"
                 if writer.proc.poll() is not None:  # it exited instead of writing
@@ -144,3 +146,49 @@ def test_sigkill_loses_no_acknowledged_step(
         f"{backend}: {KILLS} kills, {last_ack} steps, {kills_during_commit} between commit "
         f"and ACK, {elapsed:.1f} s, seed {seed}"
     )
+
+
+GROUP_RUNS = 8
+
+
+@pytest.mark.crash
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_sigkill_under_group_commit_loses_no_acknowledged_step(
+    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """Eight runs written by one process share batches; kill it; check every run."""
+    url: str = request.getfixturevalue("sqlite_url" if backend == "sqlite" else "pg_url")
+    if backend == "postgres":
+        url += "&wait=10"
+    with Store.connect(url) as store:
+        runs = [str(store.create_run(agent_id=f"group-{i}").run_id) for i in range(GROUP_RUNS)]
+
+    seed = random.randrange(2**32)
+    rng = random.Random(seed)
+    last = dict.fromkeys(runs, 0)
+    for round_ in range(max(1, KILLS // 2)):
+        where = f"seed {seed}, round {round_}"
+        with open(tmp_path / f"group-{round_}.err", "w+") as stderr:
+            writer = Writer(["--group", url, *runs], stderr)
+            try:
+                assert writer.first_ack.wait(timeout=30), f"no ACK within 30 s ({where})"
+                time.sleep(rng.uniform(0.05, 0.4))
+            finally:
+                code = writer.kill()
+            stderr.seek(0)
+            assert code == -signal.SIGKILL, f"writer ended with {code} ({where}): {stderr.read()}"
+        acked: dict[str, list[int]] = {run: [] for run in runs}
+        for line in writer.lines:
+            words = line.split()
+            if words[0] == "START":
+                assert int(words[2]) == last[words[1]], f"resumed elsewhere ({where}): {line}"
+            elif words[0] == "ACK":
+                acked[words[1]].append(int(words[2]))
+            else:
+                pytest.fail(f"writer said {line!r} ({where})")
+        for run in runs:
+            steps = acked[run]
+            assert steps == list(range(last[run] + 1, last[run] + 1 + len(steps))), where
+            last_ack = steps[-1] if steps else last[run]
+            last[run] = verify(url, run, last_ack, tag=run)
+    assert all(step > 0 for step in last.values())
