@@ -5,7 +5,7 @@ not grow with what it writes. When many agents of one process commit at once, wa
 commits are sent together, as one statement in one transaction, by at most
 ``concurrency`` senders at a time. A commit that finds a sender free goes at once, so a
 lone commit waits for nothing; batches form only while every sender is busy, from the
-commits that queued meanwhile. This is PostgreSQL's own group commit, one level up: it
+commits that queued meanwhile. This is a database's own group commit, one level up: it
 shares the statement, the transaction and the client's work, not only the flush.
 
 A batch holds at most one write per run (a run's steps are ordered; the statement
@@ -15,8 +15,9 @@ writes, each write is sent again alone, so the error reaches the commit that cau
 and the others land. Errors that say nothing about any one write (the server is
 unreachable, the outcome is unknown) go to every commit of the batch.
 
-:class:`AsyncGroupCommit` sends from tasks of its own, so a caller that is cancelled
-while waiting never cancels a batch that carries other callers' writes.
+:class:`AsyncGroupCommit` sends a lone commit from the caller's task, and batches from
+tasks of its own, so a caller that is cancelled while waiting never cancels a batch that
+carries other callers' writes.
 :class:`GroupCommit` is the threaded twin: the calling thread sends, and hands the
 queue to a waiting thread when its own write is done.
 """
@@ -33,7 +34,7 @@ from typing import Generic, TypeVar
 from ..errors import OutcomeUnknownError, UnavailableError
 from .base import CommitOutcome, StepWrite
 
-F = TypeVar("F")
+R = TypeVar("R")
 
 # Errors about the connection or the server, not about a write: resending each write
 # alone would only repeat them (and their waits) once per write.
@@ -53,21 +54,23 @@ def write_bytes(write: StepWrite) -> int:
 
 
 @dataclass(slots=True)
-class _Waiter(Generic[F]):
+class _Waiter(Generic[R]):
+    """A queued write and where its outcome goes (a future, or a thread's mailbox)."""
+
     write: StepWrite
-    future: F
+    reply: R
     size: int = field(default=0)
 
 
-def _take(queue: deque[_Waiter[F]], max_writes: int, max_bytes: int) -> list[_Waiter[F]]:
+def _take(queue: deque[_Waiter[R]], max_writes: int, max_bytes: int) -> list[_Waiter[R]]:
     """Remove and return the next batch: queue order, one write per run, within limits.
 
     The first write always goes, however big; writes of a run already in the batch stay
     queued, in order, for a later batch.
     """
-    batch: list[_Waiter[F]] = []
+    batch: list[_Waiter[R]] = []
     runs: set[object] = set()
-    skipped: list[_Waiter[F]] = []
+    skipped: list[_Waiter[R]] = []
     size = 0
     while queue and len(batch) < max_writes:
         waiter = queue.popleft()
@@ -152,7 +155,7 @@ class AsyncGroupCommit:
         try:
             while self._queue:
                 batch = _take(self._queue, self._max_writes, self._max_bytes)
-                live = [w for w in batch if not w.future.done()]  # drop cancelled callers
+                live = [w for w in batch if not w.reply.done()]  # drop cancelled callers
                 if live:
                     await self._settle(live)
         except BaseException:
@@ -166,11 +169,11 @@ class AsyncGroupCommit:
             outcomes = await self._send([w.write for w in batch])
         except _BATCH_WIDE as exc:
             for waiter in batch:
-                _fail(waiter.future, exc)
+                _fail(waiter.reply, exc)
             return
         except Exception as exc:
             if len(batch) == 1:
-                _fail(batch[0].future, exc)
+                _fail(batch[0].reply, exc)
                 return
             for waiter in batch:  # find the write the database refused
                 await self._settle([waiter])
@@ -178,11 +181,11 @@ class AsyncGroupCommit:
         except BaseException as exc:
             # The sender itself is cancelled (the event loop is shutting down).
             for waiter in batch:
-                _fail(waiter.future, exc)
+                _fail(waiter.reply, exc)
             raise
         for waiter, outcome in zip(batch, outcomes, strict=True):
-            if not waiter.future.done():
-                waiter.future.set_result(outcome)
+            if not waiter.reply.done():
+                waiter.reply.set_result(outcome)
 
     async def wait_idle(self) -> None:
         """Return once no batch is being sent (before the connections close)."""
@@ -249,12 +252,16 @@ class GroupCommit:
                 self._active += 1
                 slot.lead = True
         while True:
-            # The lead is checked first: a slot handed to this thread must be passed on
-            # even when another sender has meanwhile settled the write.
-            if slot.lead:
-                slot.lead = False
+            # Both read under the lock: a slot handed to this thread must be passed on,
+            # even when its write is settled; once settled (so taken from the queue, under
+            # the lock), no slot can be handed to it any more.
+            with self._lock:
+                lead, slot.lead = slot.lead, False
+                settled = slot.settled
+            if lead:
                 self._lead(slot)
-            if slot.settled:
+                continue
+            if settled:
                 break
             slot.event.wait()
             slot.event.clear()
@@ -273,7 +280,7 @@ class GroupCommit:
                 self._settle(batch)
         finally:
             with self._lock:
-                heir = next((w.future for w in self._queue if not w.future.lead), None)
+                heir = next((w.reply for w in self._queue if not w.reply.lead), None)
                 if heir is None:
                     self._active -= 1
                 else:
@@ -297,8 +304,8 @@ class GroupCommit:
             _fail_all(batch, exc)
             raise
         for waiter, outcome in zip(batch, outcomes, strict=True):
-            waiter.future.outcome = outcome
-            waiter.future.event.set()
+            waiter.reply.outcome = outcome
+            waiter.reply.event.set()
 
     def wait_idle(self) -> None:
         """Nothing to wait for: every batch is sent by a thread that waits for it."""
@@ -306,8 +313,8 @@ class GroupCommit:
 
 def _fail_all(batch: list[_Waiter[_Slot]], exc: BaseException) -> None:
     for waiter in batch:
-        waiter.future.error = exc
-        waiter.future.event.set()
+        waiter.reply.error = exc
+        waiter.reply.event.set()
 
 
 __all__ = ["MAX_BYTES", "MAX_WRITES", "AsyncGroupCommit", "GroupCommit", "write_bytes"]
