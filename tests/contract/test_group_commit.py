@@ -9,7 +9,6 @@ rows' ``xmin``; on SQLite, in the batches the backend was handed.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import threading
 import uuid
 from typing import Any
@@ -17,11 +16,12 @@ from typing import Any
 import pytest
 
 from agentckpt import AsyncStore, StaleHeadError, Store
-from agentckpt._backends.base import Committed, StepWrite
+from agentckpt._backends.base import Committed
 from agentckpt._backends.factory import parse_url
 from agentckpt.errors import ConfigurationError, StoreError
 
 from ..dbsql import run_sql
+from ..writes import step_write
 
 
 def state(run: int, step: int) -> dict[str, Any]:
@@ -121,39 +121,16 @@ def test_a_stale_write_is_refused_alone_in_its_batch(url: str) -> None:
     asyncio.run(main())
 
 
-def _write(run: uuid.UUID, kind: str) -> StepWrite:
-    payload = b'{"a":1}'
-    return StepWrite(
-        run_id=run,
-        step=1,
-        parent_step=None,
-        kind=kind,
-        is_open=False,
-        codec="json",
-        payload=payload,
-        state_version=1,
-        write_version=1,
-        raw_bytes=len(payload),
-        state_bytes=len(payload),
-        checksum=hashlib.sha256(payload).digest(),
-        expected_step=None,
-        expected_version=0,
-        epoch=None,
-        snapshot_step=1,
-        chain_bytes=0,
-        prune_below=None,
-        seal_step=None,
-        metadata=None,
-    )
-
-
 def test_a_write_the_database_refuses_fails_alone(url: str) -> None:
     async def main() -> None:
         async with await AsyncStore.connect(url) as store:
             runs = [(await store.create_run()).run_id for _ in range(6)]
             # "bogus" breaks the steps.kind CHECK constraint: the batch statement fails as
             # a whole, and each of its writes is sent again alone.
-            writes = [_write(run, "bogus" if i == 3 else "snapshot") for i, run in enumerate(runs)]
+            writes = [
+                step_write(run, payload=b'{"a":1}', kind="bogus" if i == 3 else "snapshot")
+                for i, run in enumerate(runs)
+            ]
             results = await asyncio.gather(
                 *(store.backend.commit(w) for w in writes), return_exceptions=True
             )

@@ -99,14 +99,18 @@ def verify(url: str, run_id: str, last_ack: int, tag: str = "") -> int:
     return head
 
 
+def crash_url(backend: str, request: pytest.FixtureRequest) -> str:
+    """A fresh store URL; on PostgreSQL, a short wait so a dead server fails fast."""
+    url: str = request.getfixturevalue("sqlite_url" if backend == "sqlite" else "pg_url")
+    return url + "&wait=10" if backend == "postgres" else url
+
+
 @pytest.mark.crash
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
 def test_sigkill_loses_no_acknowledged_step(
     backend: str, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
-    url: str = request.getfixturevalue("sqlite_url" if backend == "sqlite" else "pg_url")
-    if backend == "postgres":
-        url += "&wait=10"
+    url = crash_url(backend, request)
     with Store.connect(url) as store:
         run_id = str(store.create_run(agent_id="crash-test").run_id)
 
@@ -157,9 +161,7 @@ def test_sigkill_under_group_commit_loses_no_acknowledged_step(
     backend: str, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
     """Eight runs written by one process share batches; kill it; check every run."""
-    url: str = request.getfixturevalue("sqlite_url" if backend == "sqlite" else "pg_url")
-    if backend == "postgres":
-        url += "&wait=10"
+    url = crash_url(backend, request)
     with Store.connect(url) as store:
         runs = [str(store.create_run(agent_id=f"group-{i}").run_id) for i in range(GROUP_RUNS)]
 

@@ -21,33 +21,14 @@ from agentckpt._backends.base import CommitOutcome, Committed, StepWrite
 from agentckpt._backends.group_commit import AsyncGroupCommit, GroupCommit, write_bytes
 from agentckpt.errors import StoreError, UnavailableError
 
+from ..writes import step_write
+
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def write(run: uuid.UUID | None = None, step: int = 1, payload: bytes = b"{}") -> StepWrite:
     """A step write; only its run, step and size matter to batching."""
-    return StepWrite(
-        run_id=run or uuid.uuid4(),
-        step=step,
-        parent_step=None,
-        kind="snapshot",
-        is_open=False,
-        codec="json",
-        payload=payload,
-        state_version=1,
-        write_version=1,
-        raw_bytes=len(payload),
-        state_bytes=len(payload),
-        checksum=b"0" * 32,
-        expected_step=None,
-        expected_version=0,
-        epoch=None,
-        snapshot_step=step,
-        chain_bytes=0,
-        prune_below=None,
-        seal_step=None,
-        metadata=None,
-    )
+    return step_write(run, step, payload=payload)
 
 
 def outcome(w: StepWrite) -> Committed:

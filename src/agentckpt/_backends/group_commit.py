@@ -87,7 +87,23 @@ def _take(queue: deque[_Waiter[R]], max_writes: int, max_bytes: int) -> list[_Wa
     return batch
 
 
-class AsyncGroupCommit:
+class _Queue(Generic[R]):
+    """The queue of writes waiting for a sender, and the limits of one batch."""
+
+    def __init__(self, *, concurrency: int, max_writes: int, max_bytes: int) -> None:
+        self._concurrency = max(1, concurrency)
+        self._max_writes = max(1, max_writes)
+        self._max_bytes = max_bytes
+        self._queue: deque[_Waiter[R]] = deque()
+        # Senders running: counted by hand (an asyncio task's done callback runs a loop
+        # iteration after it ends, and a write queued in between would find no sender).
+        self._active = 0
+
+    def _next_batch(self) -> list[_Waiter[R]]:
+        return _take(self._queue, self._max_writes, self._max_bytes)
+
+
+class AsyncGroupCommit(_Queue[asyncio.Future[CommitOutcome]]):
     """Sends concurrent commits in batches through ``send`` (asyncio).
 
     ``send`` writes a batch in one transaction and returns one outcome per write, in
@@ -102,14 +118,8 @@ class AsyncGroupCommit:
         max_writes: int = MAX_WRITES,
         max_bytes: int = MAX_BYTES,
     ) -> None:
+        super().__init__(concurrency=concurrency, max_writes=max_writes, max_bytes=max_bytes)
         self._send = send
-        self._concurrency = max(1, concurrency)
-        self._max_writes = max(1, max_writes)
-        self._max_bytes = max_bytes
-        self._queue: deque[_Waiter[asyncio.Future[CommitOutcome]]] = deque()
-        # Counted by hand, not by len(tasks): a task's done callback runs a loop
-        # iteration after it ends, and a write queued in between would find no sender.
-        self._active = 0
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def commit(self, write: StepWrite) -> CommitOutcome:
@@ -154,7 +164,7 @@ class AsyncGroupCommit:
     async def _drain(self) -> None:
         try:
             while self._queue:
-                batch = _take(self._queue, self._max_writes, self._max_bytes)
+                batch = self._next_batch()
                 live = [w for w in batch if not w.reply.done()]  # drop cancelled callers
                 if live:
                     await self._settle(live)
@@ -220,7 +230,7 @@ class _Slot:
         return self.outcome is not None or self.error is not None
 
 
-class GroupCommit:
+class GroupCommit(_Queue[_Slot]):
     """Sends concurrent commits in batches through ``send`` (threads).
 
     A thread that finds a sender slot free sends batches until its own write is done,
@@ -235,12 +245,8 @@ class GroupCommit:
         max_writes: int = MAX_WRITES,
         max_bytes: int = MAX_BYTES,
     ) -> None:
+        super().__init__(concurrency=concurrency, max_writes=max_writes, max_bytes=max_bytes)
         self._send = send
-        self._concurrency = max(1, concurrency)
-        self._max_writes = max(1, max_writes)
-        self._max_bytes = max_bytes
-        self._queue: deque[_Waiter[_Slot]] = deque()
-        self._active = 0
         self._lock = threading.Lock()
 
     def commit(self, write: StepWrite) -> CommitOutcome:
@@ -274,7 +280,7 @@ class GroupCommit:
         try:
             while not own.settled:
                 with self._lock:
-                    batch = _take(self._queue, self._max_writes, self._max_bytes)
+                    batch = self._next_batch()
                 if not batch:
                     break  # another sender has it in flight
                 self._settle(batch)

@@ -1,0 +1,40 @@
+"""Step writes built by hand, for tests that drive a backend or group commit directly."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+
+from agentckpt._backends.base import StepWrite
+
+
+def step_write(
+    run: uuid.UUID | None = None,
+    step: int = 1,
+    *,
+    payload: bytes = b"{}",
+    kind: str = "snapshot",
+) -> StepWrite:
+    """A first snapshot of ``run`` (a new run if None) as ``step``, holding ``payload``."""
+    return StepWrite(
+        run_id=run or uuid.uuid4(),
+        step=step,
+        parent_step=None,
+        kind=kind,
+        is_open=False,
+        codec="json",
+        payload=payload,
+        state_version=1,
+        write_version=1,
+        raw_bytes=len(payload),
+        state_bytes=len(payload),
+        checksum=hashlib.sha256(payload).digest(),
+        expected_step=None,
+        expected_version=0,
+        epoch=None,
+        snapshot_step=step,
+        chain_bytes=0,
+        prune_below=None,
+        seal_step=None,
+        metadata=None,
+    )
