@@ -86,7 +86,7 @@ CREATE TABLE steps (
     created_at     timestamptz NOT NULL DEFAULT now(),
     updated_at     timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (run_id, step)
-);
+) WITH (toast_tuple_target = 8160);  -- payloads up to a page stay inline (migration 0006)
 
 
 -- blobs: large values kept out of the states, content-addressed per run (digest), written
