@@ -1,0 +1,3 @@
+-- PostgreSQL's migration 0006 keeps step payloads out of TOAST. SQLite has no TOAST, so
+-- there is nothing to change here; the migration exists so that both dialects number
+-- their schema versions alike.
