@@ -9,6 +9,7 @@ rows' ``xmin``; on SQLite, in the batches the backend was handed.
 from __future__ import annotations
 
 import asyncio
+import random
 import threading
 import uuid
 from typing import Any
@@ -18,7 +19,7 @@ import pytest
 from agentckpt import AsyncStore, StaleHeadError, Store
 from agentckpt._backends.base import Committed
 from agentckpt._backends.factory import parse_url
-from agentckpt.errors import ConfigurationError, StoreError
+from agentckpt.errors import ConfigurationError, OutcomeUnknownError, StoreError
 
 from ..dbsql import run_sql
 from ..writes import step_write
@@ -140,6 +141,40 @@ def test_a_write_the_database_refuses_fails_alone(url: str) -> None:
             for i, run in enumerate(runs):
                 checkpoint = await store.latest(run)
                 assert (checkpoint is None) == (i == 3)
+
+    asyncio.run(main())
+
+
+def test_backends_killed_under_batches_lose_no_acknowledged_commit(pg_url: str) -> None:
+    """Connections die while batches are in flight; each commit lands, or says its
+    outcome is unknown and lands when retried."""
+    url = pg_url + "&application_name=gc_kill&wait=10"
+    kill = (
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+        "WHERE application_name = 'gc_kill' AND pid <> pg_backend_pid()"
+    )
+    rng = random.Random(7)
+
+    async def killer() -> None:
+        await asyncio.sleep(rng.uniform(0, 0.004))
+        await asyncio.to_thread(run_sql, url, kill)
+
+    async def main() -> None:
+        async with await AsyncStore.connect(url) as store:
+            runs = await _runs(store, 30)
+            for step in range(2, 8):
+                results = await asyncio.gather(
+                    killer(),
+                    *(store.commit(run, state(i, step), step=step) for i, run in enumerate(runs)),
+                    return_exceptions=True,
+                )
+                for i, (run, result) in enumerate(zip(runs, results[1:], strict=True)):
+                    if isinstance(result, OutcomeUnknownError):
+                        result = await store.commit(run, state(i, step), step=step)
+                    assert not isinstance(result, BaseException), result
+                    checkpoint = await store.latest(run)
+                    assert checkpoint is not None
+                    assert (checkpoint.step, checkpoint.state) == (step, state(i, step))
 
     asyncio.run(main())
 
