@@ -1,6 +1,7 @@
 -- Named queries for PostgreSQL. Each block starts with "-- name: <name>"; the Python side
 -- refers to them by name and never builds SQL from user data. Every statement that touches
--- a run's rows filters on run_id, so each one is routed to a single partition or shard.
+-- a run's rows filters on run_id, so each one is routed to a single partition or shard;
+-- commit_steps filters on the run ids of its batch (one run with group_commit=1).
 
 -- name: migrations_table
 CREATE TABLE IF NOT EXISTS schema_migrations (
