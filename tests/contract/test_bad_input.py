@@ -281,3 +281,14 @@ def test_bad_run_id(store: Any, bad_id: str) -> None:
         assert "is not a UUID" in str(raised.value)
         assert repr(bad_id) in str(raised.value)
     assert store.list_runs() == []
+
+
+@pytest.mark.parametrize("step", [-1, 2**63, 2**70, True, 1.0, "3"])
+def test_bad_step_number_is_refused_before_any_write(make_store: Any, step: Any) -> None:
+    store = make_store(policy=KEEP_ALL)
+    run = store.create_run()
+    store.commit(run.run_id, {"n": 1})
+    with pytest.raises(InvalidValueError, match="not a step number"):
+        store.commit(run.run_id, {"n": 2}, step=step)
+    assert [info.step for info in store.steps(run.run_id)] == [1]
+    assert store.commit(run.run_id, {"n": 2}).step == 2

@@ -35,6 +35,8 @@ from ..records import Checkpoint, RunInfo, StepInfo
 
 RunId = UUID | str
 
+# Step numbers are bigint columns.
+MAX_STEP = 2**63 - 1
 # Heads kept in memory as delta bases; beyond this many runs the oldest is re-read.
 _HEAD_CACHE_SIZE = 256
 # Reads the "version" field of a state for the steps.state_version column; upgrades none.
@@ -49,6 +51,14 @@ def as_run_id(run_id: RunId) -> UUID:
         return UUID(str(run_id))
     except ValueError:
         raise InvalidValueError("", f"run id {run_id!r} is not a UUID") from None
+
+
+def check_step(step: object) -> None:
+    """Refuse a step number the store cannot keep: not an int, negative, or over 64 bits."""
+    if type(step) is not int or not 0 <= step <= MAX_STEP:
+        raise InvalidValueError(
+            "", f"step {step!r} is not a step number (an int from 0 to {MAX_STEP})"
+        )
 
 
 def _run_info(row: Row) -> RunInfo:
@@ -285,6 +295,8 @@ class Store:
         overrides the store's snapshot policy for this commit (a run's own cadence).
         """
         rid = as_run_id(run_id)
+        if step is not None:
+            check_step(step)
         head = self._head(rid)
         in_flight = self._in_flight.pop(rid, None)
         # The previous commit of this run failed with its outcome unknown and did land:
