@@ -288,7 +288,16 @@ def test_bad_step_number_is_refused_before_any_write(make_store: Any, step: Any)
     store = make_store(policy=KEEP_ALL)
     run = store.create_run()
     store.commit(run.run_id, {"n": 1})
-    with pytest.raises(InvalidValueError, match="not a step number"):
+    with pytest.raises(InvalidValueError, match=r"step .* must be an int from 0 to"):
         store.commit(run.run_id, {"n": 2}, step=step)
     assert [info.step for info in store.steps(run.run_id)] == [1]
     assert store.commit(run.run_id, {"n": 2}).step == 2
+
+
+@pytest.mark.parametrize("epoch", [-1, 2**64, "1"])
+def test_bad_epoch_is_refused_before_any_write(make_store: Any, epoch: Any) -> None:
+    store = make_store(policy=KEEP_ALL)
+    run = store.create_run()
+    with pytest.raises(InvalidValueError, match=r"epoch .* must be an int from 0 to"):
+        store.commit(run.run_id, {"n": 1}, epoch=epoch)
+    assert store.steps(run.run_id) == []

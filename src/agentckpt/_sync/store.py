@@ -53,12 +53,11 @@ def as_run_id(run_id: RunId) -> UUID:
         raise InvalidValueError("", f"run id {run_id!r} is not a UUID") from None
 
 
-def check_step(step: object) -> None:
-    """Refuse a step number the store cannot keep: not an int, negative, or over 64 bits."""
-    if type(step) is not int or not 0 <= step <= MAX_STEP:
-        raise InvalidValueError(
-            "", f"step {step!r} is not a step number (an int from 0 to {MAX_STEP})"
-        )
+def check_number(name: str, value: object) -> None:
+    """Refuse a step number or epoch the store cannot keep: not an int, negative, or over
+    64 bits (they are bigint columns)."""
+    if type(value) is not int or not 0 <= value <= MAX_STEP:
+        raise InvalidValueError("", f"{name} {value!r} must be an int from 0 to {MAX_STEP}")
 
 
 def _run_info(row: Row) -> RunInfo:
@@ -296,7 +295,9 @@ class Store:
         """
         rid = as_run_id(run_id)
         if step is not None:
-            check_step(step)
+            check_number("step", step)
+        if epoch is not None:
+            check_number("epoch", epoch)
         head = self._head(rid)
         in_flight = self._in_flight.pop(rid, None)
         # The previous commit of this run failed with its outcome unknown and did land:
