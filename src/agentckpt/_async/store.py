@@ -34,8 +34,8 @@ from ..records import Checkpoint, RunInfo, StepInfo
 
 RunId = UUID | str
 
-# Step numbers are bigint columns.
-MAX_STEP = 2**63 - 1
+# Step numbers and lease epochs are bigint columns.
+_MAX_BIGINT = 2**63 - 1
 # Heads kept in memory as delta bases; beyond this many runs the oldest is re-read.
 _HEAD_CACHE_SIZE = 256
 # Reads the "version" field of a state for the steps.state_version column; upgrades none.
@@ -55,8 +55,8 @@ def as_run_id(run_id: RunId) -> UUID:
 def check_number(name: str, value: object) -> None:
     """Refuse a step number or epoch the store cannot keep: not an int, negative, or over
     64 bits (they are bigint columns)."""
-    if type(value) is not int or not 0 <= value <= MAX_STEP:
-        raise InvalidValueError("", f"{name} {value!r} must be an int from 0 to {MAX_STEP}")
+    if type(value) is not int or not 0 <= value <= _MAX_BIGINT:
+        raise InvalidValueError("", f"{name} {value!r} must be an int from 0 to {_MAX_BIGINT}")
 
 
 def _run_info(row: Row) -> RunInfo:

@@ -227,18 +227,7 @@ class SqliteBackend:
         Each write runs under a savepoint: a write whose guard fails is rolled back alone
         and reported refused, the others commit. An error rolls back the whole batch.
         """
-
-        def run(conn: sqlite3.Connection) -> list[CommitOutcome]:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                outcomes = [self._commit_one(conn, write) for write in writes]
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
-            return outcomes
-
-        return self._locked(run)
+        return self._transaction(lambda conn: [self._commit_one(conn, w) for w in writes])
 
     def _commit_one(self, conn: sqlite3.Connection, write: StepWrite) -> CommitOutcome:
         """Guard, blobs, history, prune, seal and the step row of one write."""
