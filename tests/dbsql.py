@@ -17,7 +17,7 @@ def run_sql(url: str, sql: str, *params: Any) -> list[tuple[Any, ...]]:
     if target.dialect == "sqlite":
         with closing(sqlite3.connect(target.location)) as conn, conn:
             return conn.execute(sql, params).fetchall()
-    options = f"-c search_path={target.options['schema']}"
+    options = f"-c search_path={target.settings['schema']}"
     with psycopg.connect(target.location, autocommit=True, options=options) as conn:
         cur = conn.execute(sql.replace("?", "%s"), params)  # type: ignore[arg-type]
         return cur.fetchall() if cur.description else []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import uuid
 
-from agentckpt._backends.base import StepWrite
+from agentckpt._core.writes import StepWrite
 
 
 def step_write(

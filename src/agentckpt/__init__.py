@@ -15,25 +15,30 @@ format) and :class:`AgentRun` (long agent loops). Underneath, :class:`Store` (or
 
 from __future__ import annotations
 
-from ._async.store import AsyncStore
-from ._core.codec import DEFAULT_LIMITS, Limits
-from ._core.delta import apply as apply_patch
-from ._core.delta import diff as diff_states
-from ._core.policy import SnapshotPolicy
-from ._core.versions import StateMigrations
-from ._sync.store import Store
-from .conversation import AsyncConversations, Conversations
-from .errors import (
+from agentckpt._core.codec import DEFAULT_LIMITS, Limits
+from agentckpt._core.delta import apply as apply_patch
+from agentckpt._core.delta import diff as diff_states
+from agentckpt._core.policy import SnapshotPolicy
+from agentckpt._core.versions import StateMigrations
+from agentckpt.conversation import AsyncConversations, Conversations
+from agentckpt.errors import (
     AgentckptError,
+    ConfigDriftError,
     ConfigurationError,
     ConflictError,
     CorruptDataError,
+    FatalError,
     FencedError,
     InvalidPatchError,
     InvalidValueError,
+    LeaseHeldError,
+    LeaseLostError,
     MigrationError,
     NotFoundError,
     OutcomeUnknownError,
+    ResultNotLoadedError,
+    RetriesExhaustedError,
+    RunFailedError,
     RunNotFoundError,
     StaleHeadError,
     StateVersionError,
@@ -41,10 +46,14 @@ from .errors import (
     StepNotFoundError,
     StorageFullError,
     StoreError,
+    TransientError,
+    TurnError,
     UnavailableError,
 )
-from .records import Checkpoint, RunInfo, StepInfo
-from .runs import AgentRun, AsyncAgentRun, FatalError, TransientError
+from agentckpt.records import Checkpoint, RunInfo, StepInfo
+from agentckpt.runs import AgentRun, AsyncAgentRun
+from agentckpt.store.store import Store
+from agentckpt.store.store_async import AsyncStore
 
 __version__ = "0.1.0"
 
@@ -56,6 +65,7 @@ __all__ = [
     "AsyncConversations",
     "AsyncStore",
     "Checkpoint",
+    "ConfigDriftError",
     "ConfigurationError",
     "ConflictError",
     "Conversations",
@@ -64,10 +74,15 @@ __all__ = [
     "FencedError",
     "InvalidPatchError",
     "InvalidValueError",
+    "LeaseHeldError",
+    "LeaseLostError",
     "Limits",
     "MigrationError",
     "NotFoundError",
     "OutcomeUnknownError",
+    "ResultNotLoadedError",
+    "RetriesExhaustedError",
+    "RunFailedError",
     "RunInfo",
     "RunNotFoundError",
     "SnapshotPolicy",
@@ -81,6 +96,7 @@ __all__ = [
     "Store",
     "StoreError",
     "TransientError",
+    "TurnError",
     "UnavailableError",
     "__version__",
     "apply_patch",

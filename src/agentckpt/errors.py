@@ -12,14 +12,23 @@ Every error says what was wrong and where. The tree::
     ├── ConflictError                          nothing was written; re-read and decide
     │   ├── StepConflictError                  the step exists with other content
     │   ├── StaleHeadError                     the run moved on since the writer last read it
+    │   ├── LeaseHeldError                     another worker holds a live lease on the run
     │   └── FencedError                        the writer's lease epoch is stale
+    │       └── LeaseLostError                 this worker's lease was taken over
     ├── CorruptDataError                       stored bytes fail their checksum or cannot be decoded
     ├── ConfigurationError                     a bad URL, option or setting
-    └── StoreError                             the database could not do what was asked
-        ├── UnavailableError                   no connection could be had; nothing was written
-        ├── OutcomeUnknownError                the commit may or may not have happened; retry it
-        ├── StorageFullError                   the disk or a quota is full; nothing was written
-        └── MigrationError                     the schema is missing, newer, or a migration failed
+    ├── StoreError                             the database could not do what was asked
+    │   ├── UnavailableError                   no connection could be had; nothing was written
+    │   ├── OutcomeUnknownError                the commit may or may not have happened; retry it
+    │   ├── StorageFullError                   the disk or a quota is full; nothing was written
+    │   └── MigrationError                     the schema is missing, newer, or a migration failed
+    ├── ConfigDriftError                       conversations: the runtime's config or tools changed
+    ├── TurnError                              conversations: the call does not fit the open turn
+    ├── ResultNotLoadedError                   conversations: a blob result read before loading
+    ├── TransientError                         runs, from a step: retry it from the last checkpoint
+    └── FatalError                             runs, from a step: stop and mark the run failed
+        ├── RetriesExhaustedError              a step kept failing transiently; the run is failed
+        └── RunFailedError                     the run was already marked failed
 
 Only ``OutcomeUnknownError`` leaves the caller unsure whether a write happened. Commits are
 idempotent, so the answer is always the same: retry the same step with the same content.
@@ -27,17 +36,31 @@ idempotent, so the answer is always the same: retry the same step with the same 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from uuid import UUID
+
+    from agentckpt.conversation.recovery import Difference
+
 __all__ = [
     "AgentckptError",
+    "ConfigDriftError",
     "ConfigurationError",
     "ConflictError",
     "CorruptDataError",
+    "FatalError",
     "FencedError",
     "InvalidPatchError",
     "InvalidValueError",
+    "LeaseHeldError",
+    "LeaseLostError",
     "MigrationError",
     "NotFoundError",
     "OutcomeUnknownError",
+    "ResultNotLoadedError",
+    "RetriesExhaustedError",
+    "RunFailedError",
     "RunNotFoundError",
     "StaleHeadError",
     "StateVersionError",
@@ -45,6 +68,8 @@ __all__ = [
     "StepNotFoundError",
     "StorageFullError",
     "StoreError",
+    "TransientError",
+    "TurnError",
     "UnavailableError",
 ]
 
@@ -132,3 +157,78 @@ class StorageFullError(StoreError):
 
 class MigrationError(StoreError):
     """The database schema is missing, newer than this code, or a migration failed."""
+
+
+# -- conversations ---------------------------------------------------------------------
+
+
+class ConfigDriftError(AgentckptError):
+    """The runtime offers another agent config or tool set than the checkpoint recorded.
+
+    ``differences`` lists every difference (never only the first), so one error tells
+    the operator all that must change, or that ``accept_drift=True`` must be passed.
+    """
+
+    def __init__(self, conversation_id: UUID, differences: list[Difference]) -> None:
+        self.conversation_id = conversation_id
+        self.differences = list(differences)
+        lines = "\n".join(f"  - {d}" for d in self.differences)
+        super().__init__(
+            f"conversation {conversation_id}: the runtime differs from the checkpoint in "
+            f"{len(self.differences)} place(s); fix the runtime or pass accept_drift=True:\n"
+            f"{lines}"
+        )
+
+
+class TurnError(AgentckptError):
+    """A call that does not fit the state of the turn (no open turn, one already open,
+    a handle superseded by a newer one for the same conversation)."""
+
+
+class ResultNotLoadedError(AgentckptError):
+    """A tool result stored as a blob was read before it was loaded.
+
+    The sync API loads such results on first access; the async API cannot block in an
+    attribute access, so load them first with ``await conversation.load_result(call)``.
+    """
+
+
+# -- runs --------------------------------------------------------------------------------
+
+
+class TransientError(AgentckptError):
+    """A step failed in a way that may pass: the loop reloads the last checkpoint and retries.
+
+    Retries are bounded by the run's :class:`~agentckpt.runs.RetryPolicy`, with backoff.
+    """
+
+
+class FatalError(AgentckptError):
+    """A step failed for good: the loop marks the run failed, records the error, re-raises."""
+
+
+class RetriesExhaustedError(FatalError):
+    """A step raised :class:`TransientError` on every allowed attempt; the run is failed.
+
+    ``__cause__`` is the last :class:`TransientError`.
+    """
+
+
+class RunFailedError(FatalError):
+    """The run is marked failed; set its status back to ``active`` to resume it."""
+
+
+class LeaseHeldError(ConflictError):
+    """Another worker holds a live lease on the run; nothing was written.
+
+    ``owner`` is the holder, ``expires_at`` when its lease runs out unless renewed.
+    """
+
+    def __init__(self, message: str, *, owner: str | None = None, expires_at: object = None):
+        super().__init__(message)
+        self.owner = owner
+        self.expires_at = expires_at
+
+
+class LeaseLostError(FencedError):
+    """This worker's lease was taken over (its epoch is stale); it writes nothing more."""

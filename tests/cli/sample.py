@@ -17,8 +17,8 @@ import psycopg
 import pytest
 
 from agentckpt import SnapshotPolicy, Store
-from agentckpt._backends.base import HistoryRow
 from agentckpt._backends.factory import parse_url
+from agentckpt._core.writes import HistoryRow
 from agentckpt.cli import main
 
 SCRIPT = "<script>alert('pwned')</script>"
@@ -151,7 +151,7 @@ def raw_sql(url: str, sql: str, *params: Any) -> list[tuple[Any, ...]]:
     if target.dialect == "sqlite":
         with closing(sqlite3.connect(target.location)) as conn, conn:
             return conn.execute(sql, params).fetchall()
-    options = f"-c search_path={target.options['schema']}"
+    options = f"-c search_path={target.settings['schema']}"
     with psycopg.connect(target.location, autocommit=True, options=options) as conn:
         cur = conn.execute(sql.replace("?", "%s"), params)  # type: ignore[arg-type]
         return cur.fetchall() if cur.description else []

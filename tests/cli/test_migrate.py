@@ -10,7 +10,7 @@ import psycopg
 import pytest
 
 from agentckpt._backends.factory import parse_url
-from agentckpt._backends.queries import load_migrations
+from agentckpt._backends.sql import load_migrations
 
 from .sample import cli
 
@@ -54,7 +54,7 @@ def test_printed_sql_applied_by_another_tool_is_up_to_date(
         with closing(sqlite3.connect(target.location)) as conn:
             conn.executescript(sql)
     else:
-        assert f"SET search_path TO {target.options['schema']};" in sql
+        assert f"SET search_path TO {target.settings['schema']};" in sql
         with psycopg.connect(target.location, autocommit=True) as conn:
             conn.execute(sql.encode())
     code, out, _ = cli(capsys, "--url", url, "migrate", "--check")

@@ -28,7 +28,7 @@ from agentckpt import (
     UnavailableError,
 )
 from agentckpt._backends.factory import parse_url
-from agentckpt._backends.queries import load_migrations
+from agentckpt._backends.sql import load_migrations
 
 from ..dbsql import run_sql
 
@@ -174,29 +174,29 @@ def test_killed_connections_are_replaced(make_store: Any, url: str) -> None:
 def _lose_first_ack(store: Any, monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Make the next backend commit really commit, then report a broken connection."""
     backend = backend_of(store)
-    real = backend.commit
+    real = backend.commit_batch
     calls: list[int] = []
 
-    def maybe_lose(write: Any) -> None:
-        calls.append(write.step)
+    def maybe_lose(writes: Any) -> None:
+        calls.extend(write.step for write in writes)
         if len(calls) == 1:
             raise OutcomeUnknownError("simulated: the connection broke after COMMIT was sent")
 
     if inspect.iscoroutinefunction(real):
 
-        async def commit(write: Any) -> Any:
-            outcome = await real(write)
-            maybe_lose(write)
-            return outcome
+        async def commit_batch(writes: Any) -> Any:
+            outcomes = await real(writes)
+            maybe_lose(writes)
+            return outcomes
 
     else:
 
-        def commit(write: Any) -> Any:  # type: ignore[misc]
-            outcome = real(write)
-            maybe_lose(write)
-            return outcome
+        def commit_batch(writes: Any) -> Any:  # type: ignore[misc]
+            outcomes = real(writes)
+            maybe_lose(writes)
+            return outcomes
 
-    monkeypatch.setattr(backend, "commit", commit)
+    monkeypatch.setattr(backend, "commit_batch", commit_batch)
     return calls
 
 

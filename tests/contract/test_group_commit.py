@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from agentckpt import AsyncStore, StaleHeadError, Store
-from agentckpt._backends.base import Committed
 from agentckpt._backends.factory import parse_url
+from agentckpt._core.writes import Committed
 from agentckpt.errors import ConfigurationError, OutcomeUnknownError, StoreError
 
 from ..dbsql import run_sql
@@ -133,7 +133,7 @@ def test_a_write_the_database_refuses_fails_alone(url: str) -> None:
                 for i, run in enumerate(runs)
             ]
             results = await asyncio.gather(
-                *(store.backend.commit(w) for w in writes), return_exceptions=True
+                *(store._group.commit(w) for w in writes), return_exceptions=True
             )
             assert isinstance(results[3], StoreError)
             assert "23514" in str(results[3]) or "CHECK constraint failed" in str(results[3])

@@ -23,7 +23,7 @@ import pytest
 import agentckpt
 from agentckpt import Store
 from agentckpt._backends.factory import parse_url
-from agentckpt._backends.queries import load_migrations, load_queries, schema_sql
+from agentckpt._backends.sql import load_migrations, load_queries, schema_sql
 
 ROOT = Path(__file__).resolve().parents[2]
 Catalog = dict[str, list[tuple[Any, ...]]]
@@ -122,7 +122,7 @@ def test_postgres_keys_include_run_id(pg_url: str) -> None:
     with Store.connect(pg_url):
         pass
     target = parse_url(pg_url)
-    schema = target.options["schema"]
+    schema = target.settings["schema"]
     with psycopg.connect(target.location, autocommit=True) as conn:
         tables = [
             r[0]

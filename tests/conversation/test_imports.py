@@ -21,9 +21,9 @@ def test_every_exported_name_resolves() -> None:
 @pytest.mark.parametrize(
     "first",
     [
-        "agentckpt._sync.conversation",
-        "agentckpt._sync.conversation_turn",
-        "agentckpt._async.conversation_read",
+        "agentckpt.conversation.conversations",
+        "agentckpt.conversation.turn",
+        "agentckpt.conversation.reader_async",
         "agentckpt.conversation.model",
         "agentckpt.conversation",
     ],

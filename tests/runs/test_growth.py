@@ -52,7 +52,7 @@ def payload_bytes(url: str, run_id: uuid.UUID) -> tuple[int, int]:
 def pg_steps_table_bytes(url: str) -> int:
     """pg_total_relation_size of the steps table (heap, TOAST, indexes) after VACUUM."""
     target = parse_url(url)
-    schema = target.options["schema"]
+    schema = target.settings["schema"]
     with psycopg.connect(target.location, autocommit=True) as conn:
         conn.execute(f'VACUUM "{schema}".steps')
         row = conn.execute(

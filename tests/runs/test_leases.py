@@ -11,8 +11,8 @@ import pytest
 
 from agentckpt import Store
 from agentckpt._backends.factory import parse_url
-from agentckpt._sync.leases import Leases
 from agentckpt.runs import LeaseLostError
+from agentckpt.runs.leases import Leases
 
 from ..dbsql import run_sql
 from .conftest import Runs

@@ -13,14 +13,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentckpt import ConfigurationError, InvalidValueError
+from agentckpt._compat.background import Drain, Ticker
 from agentckpt._core.blobs import decompress, is_ref
 from agentckpt._core.codec import encode
 from agentckpt._core.compression import pack
 from agentckpt._core.delta import diff
 from agentckpt.runs import Artifact, OffloadPolicy, RetryPolicy
-from agentckpt.runs.background import Drain, Ticker
-from agentckpt.runs.gc import step_refs
-from agentckpt.runs.lease import renew_interval, validate_ttl
+from agentckpt.runs.blob_refs import step_refs
+from agentckpt.runs.lease_terms import renew_interval, validate_ttl
 from agentckpt.runs.offload import blob_type, offload, ref_uris
 
 RUN = uuid.UUID("00000000-0000-4000-8000-000000000001")
@@ -264,14 +264,14 @@ def test_every_public_name_resolves() -> None:
 
     for name in agentckpt.runs.__all__:
         assert getattr(agentckpt.runs, name) is not None, name
-    assert agentckpt.runs.AgentRun.__module__ == "agentckpt._sync.runloop"
-    assert agentckpt.runs.AsyncAgentRun.__module__ == "agentckpt._async.runloop"
+    assert agentckpt.runs.AgentRun.__module__ == "agentckpt.runs.loop"
+    assert agentckpt.runs.AsyncAgentRun.__module__ == "agentckpt.runs.loop_async"
     with pytest.raises(AttributeError, match="no attribute 'Nope'"):
         _ = agentckpt.runs.Nope
 
 
 @pytest.mark.parametrize(
-    "first", ["agentckpt._sync.runloop", "agentckpt._async.recovery", "agentckpt.runs"]
+    "first", ["agentckpt.runs.loop", "agentckpt.runs.recovery_async", "agentckpt.runs"]
 )
 def test_modules_import_in_any_order(first: str) -> None:
     code = f"import {first}\nfrom agentckpt.runs import AgentRun, AsyncAgentRun, gc_blobs"

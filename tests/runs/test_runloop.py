@@ -136,19 +136,19 @@ class LostAck:
         self.dialect = inner.dialect
         if flavor == "async":
 
-            async def commit(write: Any) -> Any:
-                outcome = await inner.commit(write)
-                return self._after(write, outcome)
+            async def commit_batch(writes: Any) -> Any:
+                outcomes = await inner.commit_batch(writes)
+                return self._after(writes, outcomes)
 
-            self.commit = commit
+            self.commit_batch = commit_batch
         else:
-            self.commit = lambda write: self._after(write, inner.commit(write))
+            self.commit_batch = lambda writes: self._after(writes, inner.commit_batch(writes))
 
-    def _after(self, write: Any, outcome: Any) -> Any:
-        if write.step == self.step:
+    def _after(self, writes: Any, outcomes: Any) -> Any:
+        if any(write.step == self.step for write in writes):
             self.step = -1
             raise OutcomeUnknownError("connection lost during COMMIT (injected)")
-        return outcome
+        return outcomes
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)

@@ -17,8 +17,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from agentckpt._backends.base import CommitOutcome, Committed, StepWrite
-from agentckpt._backends.group_commit import AsyncGroupCommit, GroupCommit, write_bytes
+from agentckpt._compat.group_commit import AsyncGroupCommit, GroupCommit, write_bytes
+from agentckpt._core.writes import CommitOutcome, Committed, StepWrite
 from agentckpt.errors import StoreError, UnavailableError
 
 from ..writes import step_write

@@ -3,119 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Any, Protocol
-from uuid import UUID
 
-Row = dict[str, Any]
+from agentckpt._core.writes import CommitOutcome, Row, StepWrite
+
+__all__ = ["AsyncBackend", "Backend", "Params"]
+
 Params = Mapping[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class BlobRow:
-    """A content-addressed value written in the same transaction as a step."""
-
-    digest: str
-    codec: str
-    size: int
-    data: bytes
-
-
-@dataclass(frozen=True, slots=True)
-class HistoryRow:
-    """An archived part of a run's state, written in the same transaction as a step."""
-
-    seq: int
-    item_count: int
-    codec: str
-    payload: bytes
-    raw_bytes: int
-
-
-@dataclass(frozen=True, slots=True)
-class StepWrite:
-    """Everything one commit writes, decided by the store before any I/O.
-
-    The guard fields (``expected_step``, ``expected_version``, ``epoch``) make the write
-    conditional: the backend writes nothing unless the run's head is still the one the
-    writer read and, when fenced, its lease epoch is current.
-    """
-
-    run_id: UUID
-    step: int
-    parent_step: int | None
-    kind: str
-    is_open: bool
-    codec: str
-    payload: bytes
-    state_version: int
-    write_version: int
-    raw_bytes: int
-    state_bytes: int
-    checksum: bytes
-    expected_step: int | None
-    expected_version: int
-    epoch: int | None
-    snapshot_step: int
-    chain_bytes: int
-    prune_below: int | None
-    seal_step: int | None
-    metadata: str | None
-    blobs: tuple[BlobRow, ...] = ()
-    history: tuple[HistoryRow, ...] = ()
-
-    def params(self) -> dict[str, Any]:
-        """The named parameters of the commit statements."""
-        return {
-            "run_id": self.run_id,
-            "step": self.step,
-            "parent_step": self.parent_step,
-            "kind": self.kind,
-            "is_open": self.is_open,
-            "codec": self.codec,
-            "payload": self.payload,
-            "state_version": self.state_version,
-            "write_version": self.write_version,
-            "raw_bytes": self.raw_bytes,
-            "state_bytes": self.state_bytes,
-            "checksum": self.checksum,
-            "expected_step": self.expected_step,
-            "expected_version": self.expected_version,
-            "epoch": self.epoch,
-            "snapshot_step": self.snapshot_step,
-            "chain_bytes": self.chain_bytes,
-            "prune_below": self.prune_below,
-            "seal_step": self.seal_step,
-            "metadata": self.metadata,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class Committed:
-    """The commit is durable; the database clock's timestamps of the step row."""
-
-    created_at: datetime
-    updated_at: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class Refused:
-    """The guard matched no row; ``probe`` is the run's head and the step as stored now.
-
-    ``probe`` is None when the run does not exist.
-    """
-
-    probe: Row | None
-
-
-CommitOutcome = Committed | Refused
 
 
 class Backend(Protocol):
     """A synchronous connection to one database."""
 
     dialect: str
+    # How many commit batches may be in flight at once (connections for them).
+    max_batches: int
 
     def migrate(self) -> list[int]:
         """Apply pending migrations under a lock; return the versions applied now."""
@@ -137,8 +39,9 @@ class Backend(Protocol):
         """Run a named write once per parameter set, all in one transaction."""
         ...
 
-    def commit(self, write: StepWrite) -> CommitOutcome:
-        """Write one step atomically, or nothing if the guard fails."""
+    def commit_batch(self, writes: Sequence[StepWrite]) -> list[CommitOutcome]:
+        """Write steps of different runs in one transaction, each atomically or (its
+        guard failing) not at all; one outcome per write, in order."""
         ...
 
     def close(self) -> None:
@@ -150,6 +53,7 @@ class AsyncBackend(Protocol):
     """The asynchronous twin of :class:`Backend`: same methods, awaited."""
 
     dialect: str
+    max_batches: int
 
     async def migrate(self) -> list[int]: ...
 
@@ -161,6 +65,6 @@ class AsyncBackend(Protocol):
 
     async def write_many(self, name: str, params: Sequence[Params]) -> None: ...
 
-    async def commit(self, write: StepWrite) -> CommitOutcome: ...
+    async def commit_batch(self, writes: Sequence[StepWrite]) -> list[CommitOutcome]: ...
 
     async def close(self) -> None: ...

@@ -1,54 +1,81 @@
 """Pick and open a backend from a store URL.
 
 ``sqlite:///relative.db``, ``sqlite:////absolute/path.db`` and ``sqlite:///:memory:``
-select SQLite; ``postgresql://...`` (or ``postgres://``) selects PostgreSQL, passing the
-URL to libpq. agentckpt's own options ride in the query string and are removed before
-that: ``schema`` (PostgreSQL schema, default ``agentckpt``), ``pool_min``, ``pool_max``,
-``wait`` (seconds), ``prepare_threshold`` (``none`` behind PgBouncer), ``group_commit``
-(the most concurrent commits sent as one statement and transaction; 1 turns grouping
-off) and ``commit_senders`` (how many such groups may be in flight at once).
+select SQLite; ``postgresql://...`` (or ``postgres://``) selects PostgreSQL and passes
+the URL to libpq exactly as written, minus agentckpt's own settings in its query string
+(:mod:`agentckpt._backends.options` lists them). Every libpq form works: Unix sockets
+(``postgresql:///db?host=/var/run/postgresql``), several hosts
+(``postgresql://a:5432,b:5432/db`` or ``?host=a,b&port=p1,p2``), IPv6 literals,
+percent-encoded passwords, ``options=-c ...``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote_plus, urlsplit
 
-from ..errors import ConfigurationError
-from .base import AsyncBackend, Backend
-
-_OWN_OPTIONS = (
-    "schema",
-    "pool_min",
-    "pool_max",
-    "wait",
-    "prepare_threshold",
-    "group_commit",
-    "commit_senders",
+from agentckpt._backends.base import AsyncBackend, Backend
+from agentckpt._backends.options import (
+    CommitOptions,
+    PostgresOptions,
+    SqliteOptions,
+    known_settings,
+    resolve_options,
 )
-# Options that are positive integers, and the backend's name for each.
-_COUNTS = {
-    "pool_min": "min_size",
-    "pool_max": "max_size",
-    "group_commit": "group_commit",
-    "commit_senders": "commit_senders",
-}
+from agentckpt.errors import ConfigurationError
+
+__all__ = ["Target", "open_backend", "open_backend_async", "parse_url"]
 
 
 @dataclass(frozen=True, slots=True)
 class Target:
-    """A parsed store URL."""
+    """A parsed store URL: the dialect, where it points, and agentckpt's own settings."""
 
     dialect: str
-    location: str  # SQLite path, or the libpq URL without agentckpt's options
-    options: dict[str, Any]
+    location: str  # the SQLite path, or the libpq URL without agentckpt's settings
+    settings: dict[str, str]
+
+    def resolve(
+        self, keywords: dict[str, Any] | None = None
+    ) -> tuple[PostgresOptions | SqliteOptions, CommitOptions]:
+        """The typed settings: the URL's, overridden by ``keywords``, all checked."""
+        return resolve_options(self.dialect, self.settings, keywords or {})
+
+
+def _split_query(url: str, own: set[str]) -> tuple[str, dict[str, str]]:
+    """The URL without the query parameters named in ``own``, and those parameters.
+
+    The rest of the URL is kept character for character (urlunsplit would turn
+    ``postgresql:///db`` into ``postgresql:/db``, which libpq cannot parse).
+    """
+    base, sep, query = url.partition("?")
+    if not sep:
+        return url, {}
+    kept, settings = [], {}
+    for part in query.split("&"):
+        key = unquote_plus(part.partition("=")[0])
+        if key in own:
+            settings[key] = dict(parse_qsl(part, keep_blank_values=True)).get(key, "")
+        elif part:
+            kept.append(part)
+    return base + ("?" + "&".join(kept) if kept else ""), settings
 
 
 def parse_url(url: str) -> Target:
-    """Split a store URL into dialect, location and agentckpt options."""
-    parts = urlsplit(url)
-    if parts.scheme == "sqlite":
+    """Split a store URL into dialect, location and agentckpt settings (checked)."""
+    target = _parse(url)
+    target.resolve()
+    return target
+
+
+def _parse(url: str) -> Target:
+    if not isinstance(url, str):
+        raise ConfigurationError(f"a store URL must be a str, not {type(url).__name__}")
+    scheme = url.partition(":")[0].lower()
+    if scheme == "sqlite":
+        base, settings = _split_query(url, set(known_settings("sqlite")))
+        parts = urlsplit(base)
         if parts.netloc:
             raise ConfigurationError(
                 f"SQLite URL {url!r} has a host; use sqlite:///relative.db or "
@@ -57,70 +84,50 @@ def parse_url(url: str) -> Target:
         path = parts.path[1:] if parts.path.startswith("/") else parts.path
         if not path:
             raise ConfigurationError(f"SQLite URL {url!r} names no file")
-        return Target("sqlite", path, {})
-    if parts.scheme in ("postgresql", "postgres"):
-        query = parse_qsl(parts.query, keep_blank_values=True)
-        own = {k: v for k, v in query if k in _OWN_OPTIONS}
-        rest = [(k, v) for k, v in query if k not in _OWN_OPTIONS]
-        options: dict[str, Any] = {}
-        try:
-            if "schema" in own:
-                options["schema"] = own["schema"]
-            for name, option in _COUNTS.items():
-                if name in own:
-                    options[option] = _count(name, own[name])
-            if "wait" in own:
-                options["wait"] = float(own["wait"])
-            if "prepare_threshold" in own:
-                value = own["prepare_threshold"]
-                options["prepare_threshold"] = None if value.lower() == "none" else int(value)
-        except ValueError as exc:
-            raise ConfigurationError(f"bad option in store URL {url!r}: {exc}") from exc
-        location = urlunsplit(("postgresql", parts.netloc, parts.path, urlencode(rest), ""))
-        return Target("postgresql", location, options)
+        return Target("sqlite", path, settings)
+    if scheme in ("postgresql", "postgres"):
+        location, settings = _split_query(url, set(known_settings("postgresql")))
+        return Target("postgresql", location, settings)
     raise ConfigurationError(
         f"unsupported store URL {url!r}: use sqlite:///path.db or postgresql://..."
     )
 
 
-def _count(name: str, text: str) -> int:
-    value = int(text)
-    if value < 1 and name != "pool_min":
-        raise ValueError(f"{name}={text} must be at least 1")
-    if value < 0:
-        raise ValueError(f"{name}={text} must not be negative")
-    return value
+def _resolve(
+    url: str, keywords: dict[str, Any]
+) -> tuple[Target, PostgresOptions | SqliteOptions, CommitOptions]:
+    target = _parse(url)
+    backend, commit = target.resolve(keywords)
+    return target, backend, commit
 
 
-def open_backend(url: str, **options: Any) -> Backend:
-    """Open a synchronous backend for ``url``; keyword options override URL options."""
-    target = parse_url(url)
-    if target.dialect == "sqlite":
-        from .sqlite import SqliteBackend
+def open_backend(url: str, **settings: Any) -> tuple[Backend, CommitOptions]:
+    """Open a synchronous backend for ``url``; keyword settings override the URL's."""
+    target, options, commit = _resolve(url, settings)
+    if isinstance(options, SqliteOptions):
+        from agentckpt._backends.sqlite import SqliteBackend
 
-        return SqliteBackend(target.location, **options)
+        return SqliteBackend(target.location, options), commit
     try:
-        from .postgres_sync import PostgresBackend
+        from agentckpt._backends.postgres import PostgresBackend
     except ImportError as exc:
         raise _missing_driver(exc) from exc
+    return PostgresBackend.connect(target.location, options), commit
 
-    return PostgresBackend.connect(target.location, **(target.options | options))
 
+async def open_backend_async(url: str, **settings: Any) -> tuple[AsyncBackend, CommitOptions]:
+    """Open an asynchronous backend for ``url``; keyword settings override the URL's."""
+    target, options, commit = _resolve(url, settings)
+    if isinstance(options, SqliteOptions):
+        from agentckpt._backends.sqlite import SqliteBackend
+        from agentckpt._backends.sqlite_worker import AsyncSqliteBackend
 
-async def open_async_backend(url: str, **options: Any) -> AsyncBackend:
-    """Open an asynchronous backend for ``url``; keyword options override URL options."""
-    target = parse_url(url)
-    if target.dialect == "sqlite":
-        from .sqlite import SqliteBackend
-        from .sqlite_async import AsyncSqliteBackend
-
-        return AsyncSqliteBackend(SqliteBackend(target.location, **options))
+        return AsyncSqliteBackend(SqliteBackend(target.location, options)), commit
     try:
-        from .postgres_async import AsyncPostgresBackend
+        from agentckpt._backends.postgres_async import AsyncPostgresBackend
     except ImportError as exc:
         raise _missing_driver(exc) from exc
-
-    return await AsyncPostgresBackend.connect(target.location, **(target.options | options))
+    return await AsyncPostgresBackend.connect(target.location, options), commit
 
 
 def _missing_driver(exc: ImportError) -> ConfigurationError:

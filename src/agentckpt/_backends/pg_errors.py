@@ -7,7 +7,7 @@ import enum
 import psycopg
 from psycopg import errors as pg
 
-from ..errors import (
+from agentckpt.errors import (
     InvalidValueError,
     MigrationError,
     OutcomeUnknownError,

@@ -9,19 +9,18 @@ block into a mere savepoint that nothing ever commits.
 
 from __future__ import annotations
 
-import asyncio
-import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
 import psycopg
+from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
-from ..errors import ConfigurationError, MigrationError, UnavailableError
-from .base import CommitOutcome, Committed, Params, Refused, Row, StepWrite
-from .group_commit import MAX_WRITES, AsyncGroupCommit
-from .pg_arrays import (
+from agentckpt import _compat
+from agentckpt._backends.base import Params
+from agentckpt._backends.options import PostgresOptions
+from agentckpt._backends.pg_arrays import (
     PgArray,
     bool_array,
     bytea_array,
@@ -30,13 +29,13 @@ from .pg_arrays import (
     text_array,
     uuid_array,
 )
-from .pg_errors import Retry, retry_kind, translate
-from .queries import load_migrations, load_queries
+from agentckpt._backends.pg_errors import Retry, retry_kind, translate
+from agentckpt._backends.sql import load_migrations, load_queries
+from agentckpt._core.writes import CommitOutcome, Committed, Refused, Row, StepWrite
+from agentckpt.errors import ConfigurationError, MigrationError, UnavailableError
 
 T = TypeVar("T")
 Conn = psycopg.AsyncConnection[Row]
-
-_SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
 
 def batch_params(writes: Sequence[StepWrite]) -> dict[str, PgArray]:
@@ -103,8 +102,6 @@ class AsyncPostgresBackend:
         attempts: int = 4,
         backoff: float = 0.05,
         wait: float = 30.0,
-        group_commit: int = MAX_WRITES,
-        commit_senders: int = 2,
     ) -> None:
         self._pool = pool
         self.schema = schema
@@ -112,68 +109,49 @@ class AsyncPostgresBackend:
         self._backoff = backoff
         self._wait = wait
         self._queries = load_queries("postgres")
-        # At most commit_senders batches in flight, each on a connection of its own; the
-        # rest of the pool stays free for reads.
-        self._group = AsyncGroupCommit(
-            self._commit_batch,
-            concurrency=min(commit_senders, pool.max_size),
-            max_writes=group_commit,
-        )
+        # Each batch in flight holds a connection: at most one per pooled connection.
+        self.max_batches = pool.max_size
 
     @classmethod
     async def connect(
-        cls,
-        conninfo: str,
-        *,
-        schema: str = "agentckpt",
-        min_size: int = 1,
-        max_size: int = 10,
-        wait: float = 30.0,
-        prepare_threshold: int | None = 5,
-        group_commit: int = MAX_WRITES,
-        commit_senders: int = 2,
+        cls, conninfo: str, options: PostgresOptions = PostgresOptions()
     ) -> AsyncPostgresBackend:
-        """Open a pool; ``wait`` bounds both the first connection and every later checkout.
+        """Open a pool; ``options.wait`` bounds the first connection and every checkout.
 
-        Use ``prepare_threshold=None`` behind PgBouncer in transaction mode.
-        ``group_commit`` is the most writes one group commit sends (1: every commit
-        alone); ``commit_senders`` how many groups may be in flight at once.
+        ``conninfo`` is passed to libpq as it is; a URL libpq cannot parse is a
+        :class:`ConfigurationError` at once. Its own ``options`` parameter is kept:
+        agentckpt appends its ``search_path`` and ``lock_timeout`` to it.
         """
-        if not _SCHEMA_NAME.match(schema):
-            raise ConfigurationError(
-                f"schema name {schema!r} must match {_SCHEMA_NAME.pattern} (lowercase, no quotes)"
-            )
-        options = f"-c search_path={schema} -c lock_timeout=10s"
+        try:
+            params = conninfo_to_dict(conninfo)
+        except psycopg.ProgrammingError as exc:
+            raise ConfigurationError(f"libpq cannot parse the store URL: {exc}") from None
+        own = f"-c search_path={options.schema} -c lock_timeout=10s"
+        user_options = params.get("options")
         pool: AsyncConnectionPool[Conn] = AsyncConnectionPool(
             conninfo,
-            min_size=min_size,
-            max_size=max_size,
-            timeout=wait,
+            min_size=options.pool_min,
+            max_size=options.pool_max,
+            timeout=options.wait,
             open=False,
             kwargs={
                 "autocommit": True,
                 "row_factory": dict_row,
-                "options": options,
-                "prepare_threshold": prepare_threshold,
+                "options": f"{user_options} {own}" if user_options else own,
+                "prepare_threshold": options.prepare_threshold,
             },
-            name=f"agentckpt-{schema}",
+            name=f"agentckpt-{options.schema}",
             configure=_configure,
         )
         try:
-            await pool.open(wait=True, timeout=wait)
+            await pool.open(wait=True, timeout=options.wait)
         except PoolTimeout as exc:
             await pool.close()
             raise UnavailableError(
-                f"could not connect to PostgreSQL within {wait:g} s; check the URL and that "
-                "the server is up"
+                f"could not connect to PostgreSQL within {options.wait:g} s; check the URL "
+                "and that the server is up"
             ) from exc
-        return cls(
-            pool,
-            schema=schema,
-            wait=wait,
-            group_commit=group_commit,
-            commit_senders=commit_senders,
-        )
+        return cls(pool, schema=options.schema, wait=options.wait)
 
     async def _run(self, fn: Callable[[Conn], Awaitable[T]], *, writing: bool) -> T:
         attempt = 0
@@ -189,7 +167,7 @@ class AsyncPostgresBackend:
             except psycopg.Error as exc:
                 if retry_kind(exc) is Retry.NO or attempt >= self._attempts:
                     raise translate(exc, writing=writing) from exc
-                await asyncio.sleep(self._backoff * 2 ** (attempt - 1))
+                await _compat.sleep_async(self._backoff * 2 ** (attempt - 1))
 
     async def migrate(self) -> list[int]:
         """Apply pending migrations, each in its own transaction under an advisory lock."""
@@ -272,13 +250,9 @@ class AsyncPostgresBackend:
 
         await self._run(write, writing=True)
 
-    async def commit(self, write: StepWrite) -> CommitOutcome:
-        """Commit one step, or nothing if its guard fails; concurrent commits of other
-        runs may share its statement and transaction (group commit)."""
-        return await self._group.commit(write)
-
-    async def _commit_batch(self, writes: Sequence[StepWrite]) -> list[CommitOutcome]:
-        """One statement for the batch: guards, blobs, history, prunes, seals, steps."""
+    async def commit_batch(self, writes: Sequence[StepWrite]) -> list[CommitOutcome]:
+        """Commit steps of different runs in one statement and transaction: guards, blobs,
+        history, prunes, seals, steps. A write whose guard fails writes nothing."""
         params = batch_params(writes)
         q = self._queries
 
@@ -299,6 +273,5 @@ class AsyncPostgresBackend:
         return await self._run(commit, writing=True)
 
     async def close(self) -> None:
-        """Wait for the commits being sent, then close the pool."""
-        await self._group.wait_idle()
+        """Close the pool."""
         await self._pool.close()

@@ -13,16 +13,17 @@ from uuid import UUID
 
 import orjson
 
-from ..errors import (
+from agentckpt._backends.base import Params
+from agentckpt._backends.options import SqliteOptions
+from agentckpt._backends.sql import Migration, load_migrations, load_queries, split_statements
+from agentckpt._core.writes import CommitOutcome, Committed, Refused, Row, StepWrite
+from agentckpt.errors import (
     InvalidValueError,
     MigrationError,
     StorageFullError,
     StoreError,
     UnavailableError,
 )
-from .base import CommitOutcome, Committed, Params, Refused, Row, StepWrite
-from .group_commit import GroupCommit
-from .queries import Migration, load_migrations, load_queries, split_statements
 
 T = TypeVar("T")
 
@@ -94,9 +95,12 @@ class SqliteBackend:
     """
 
     dialect = "sqlite"
+    # One connection, so one writer: one batch in flight at a time.
+    max_batches = 1
 
-    def __init__(self, path: str, *, busy_timeout: float = 30.0) -> None:
+    def __init__(self, path: str, options: SqliteOptions = SqliteOptions()) -> None:
         self.path = path
+        busy_timeout = options.wait
         if path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -115,8 +119,6 @@ class SqliteBackend:
             raise _translate(exc) from exc
         self._lock = threading.RLock()
         self._queries = load_queries("sqlite")
-        # One connection, so one writer: one batch at a time, from the waiting threads.
-        self._group = GroupCommit(self.commit_batch, concurrency=1)
 
     # -- plumbing --------------------------------------------------------------------
 
@@ -215,11 +217,6 @@ class SqliteBackend:
             conn.executemany(statement, bound)
 
         self._transaction(run)
-
-    def commit(self, write: StepWrite) -> CommitOutcome:
-        """Commit one step, or nothing if its guard fails; commits of other runs made
-        meanwhile by other threads may share its transaction (group commit)."""
-        return self._group.commit(write)
 
     def commit_batch(self, writes: Sequence[StepWrite]) -> list[CommitOutcome]:
         """Commit steps of different runs in one transaction, so one fsync.

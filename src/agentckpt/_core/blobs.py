@@ -17,8 +17,8 @@ from typing import Any
 
 import zstandard
 
-from ..errors import CorruptDataError, InvalidValueError
-from .compression import zstd_compress
+from agentckpt._core.compression import zstd_compress
+from agentckpt.errors import CorruptDataError, InvalidValueError
 
 BLOB_KEY = "$blob"
 _PREFIX = "sha256:"

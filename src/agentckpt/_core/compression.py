@@ -6,7 +6,7 @@ import threading
 
 import zstandard
 
-from ..errors import CorruptDataError
+from agentckpt.errors import CorruptDataError
 
 PLAIN = "json"
 ZSTD = "json+zstd"

@@ -11,8 +11,8 @@ from typing import Any
 
 import orjson
 
-from ..errors import InvalidValueError
-from .codec import Limits, validate
+from agentckpt._core.codec import Limits, validate
+from agentckpt.errors import InvalidValueError
 
 MAX_METADATA_BYTES = 64 * 1024
 _LIMITS = Limits(max_depth=16, max_bytes=MAX_METADATA_BYTES)

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
-from ..errors import CorruptDataError, InvalidValueError
-from .codec import DEFAULT_LIMITS, Limits, decode, encode, encode_trusted, validate
-from .compression import pack, unpack
-from .delta import apply, diff
-from .policy import SnapshotPolicy
+from agentckpt._core.codec import DEFAULT_LIMITS, Limits, decode, encode, encode_trusted, validate
+from agentckpt._core.compression import pack, unpack
+from agentckpt._core.delta import apply, diff
+from agentckpt._core.policy import SnapshotPolicy
+from agentckpt.errors import CorruptDataError, InvalidValueError
 
 
 @dataclass(frozen=True, slots=True)

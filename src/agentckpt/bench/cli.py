@@ -20,10 +20,10 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from .environment import describe_environment
-from .errors import BenchmarkError
-from .report import render, to_json
-from .runner import BenchConfig, run_benchmark
+from agentckpt.bench.environment import describe_environment
+from agentckpt.bench.errors import BenchmarkError
+from agentckpt.bench.report import render, to_json
+from agentckpt.bench.runner import BenchConfig, run_benchmark
 
 __all__ = ["build_parser", "main"]
 

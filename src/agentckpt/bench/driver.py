@@ -15,11 +15,11 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import ResultMismatchError
-from .longrun import LongRunSpec
-from .measure import Latencies, Summary, timed
-from .subjects import ConversationSubject, LongRunSubject
-from .workload import ConversationSpec
+from agentckpt.bench.errors import ResultMismatchError
+from agentckpt.bench.longrun import LongRunSpec
+from agentckpt.bench.measure import Latencies, Summary, timed
+from agentckpt.bench.subjects import ConversationSubject, LongRunSubject
+from agentckpt.bench.workload import ConversationSpec
 
 __all__ = ["ConversationFigures", "LongRunFigures", "drive_conversations", "drive_long_run"]
 

@@ -1,13 +1,11 @@
-"""The benchmark's own errors."""
+"""The benchmark's own errors; they are not part of the library's exception tree."""
 
 from __future__ import annotations
-
-from ..errors import AgentckptError
 
 __all__ = ["BenchmarkError", "ResultMismatchError"]
 
 
-class BenchmarkError(AgentckptError):
+class BenchmarkError(Exception):
     """The benchmark could not run as asked (a missing server, a bad option)."""
 
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .text import TextSource
+from agentckpt.bench.text import TextSource
 
 __all__ = ["LongRunSpec", "generate_long_run"]
 

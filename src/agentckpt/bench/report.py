@@ -12,10 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .driver import ConversationFigures, LongRunFigures
-from .measure import Summary
-from .results import AGENTCKPT, BackendResults, ConversationCase, LongRunCase
-from .targets import Verdict, evaluate
+from agentckpt.bench.driver import ConversationFigures, LongRunFigures
+from agentckpt.bench.measure import Summary
+from agentckpt.bench.results import AGENTCKPT, BackendResults, ConversationCase, LongRunCase
+from agentckpt.bench.targets import Verdict, evaluate
 
 __all__ = ["render", "to_json"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .driver import ConversationFigures, LongRunFigures
-from .sites import Storage
+from agentckpt.bench.driver import ConversationFigures, LongRunFigures
+from agentckpt.bench.sites import Storage
 
 __all__ = ["BackendResults", "ConversationCase", "LongRunCase"]
 

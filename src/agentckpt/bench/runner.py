@@ -10,12 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .driver import drive_conversations, drive_long_run
-from .longrun import generate_long_run
-from .results import BackendResults, ConversationCase, LongRunCase
-from .sites import PostgresSite, SqliteSite, Storage
-from .subjects import Place, SubjectKind, all_subjects
-from .workload import generate_conversations
+from agentckpt.bench.driver import drive_conversations, drive_long_run
+from agentckpt.bench.longrun import generate_long_run
+from agentckpt.bench.results import BackendResults, ConversationCase, LongRunCase
+from agentckpt.bench.sites import PostgresSite, SqliteSite, Storage
+from agentckpt.bench.subjects import Place, SubjectKind, all_subjects
+from agentckpt.bench.workload import generate_conversations
 
 __all__ = ["BenchConfig", "run_benchmark"]
 

@@ -19,8 +19,8 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from .errors import BenchmarkError
-from .subjects import Place
+from agentckpt.bench.errors import BenchmarkError
+from agentckpt.bench.subjects import Place
 
 __all__ = ["PostgresSite", "SqliteSite", "Storage"]
 

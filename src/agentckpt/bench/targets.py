@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .results import AGENTCKPT, BackendResults
+from agentckpt.bench.results import AGENTCKPT, BackendResults
 
 __all__ = ["Verdict", "evaluate"]
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from .text import TextSource
+from agentckpt.bench.text import TextSource
 
 __all__ = [
     "ConversationSpec",

@@ -11,8 +11,8 @@ Any object with the methods of :class:`BlobStore` works too.
 
 from __future__ import annotations
 
-from .base import BlobStore, StoredBlob
-from .local import LocalBlobStore
-from .s3 import S3BlobStore
+from agentckpt.blobstores.base import BlobStore, StoredBlob
+from agentckpt.blobstores.local import LocalBlobStore
+from agentckpt.blobstores.s3 import S3BlobStore
 
 __all__ = ["BlobStore", "LocalBlobStore", "S3BlobStore", "StoredBlob"]

@@ -11,8 +11,8 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 from uuid import UUID
 
-from ..errors import ConfigurationError, NotFoundError, StorageFullError, StoreError
-from .base import StoredBlob
+from agentckpt.blobstores.base import StoredBlob
+from agentckpt.errors import ConfigurationError, NotFoundError, StorageFullError, StoreError
 
 __all__ = ["LocalBlobStore"]
 

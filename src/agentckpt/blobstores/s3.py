@@ -13,8 +13,8 @@ from typing import Any
 from urllib.parse import urlsplit
 from uuid import UUID
 
-from ..errors import ConfigurationError, NotFoundError, StoreError, UnavailableError
-from .base import StoredBlob
+from agentckpt.blobstores.base import StoredBlob
+from agentckpt.errors import ConfigurationError, NotFoundError, StoreError, UnavailableError
 
 __all__ = ["S3BlobStore"]
 

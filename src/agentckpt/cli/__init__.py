@@ -13,10 +13,10 @@ import os
 import sys
 from collections.abc import Sequence
 
-from .. import __version__
-from ..errors import AgentckptError
-from . import bench, demo, doctor, extras, manage, migrate, runs, stats, transfer, web
-from .command import EXIT_ERROR, EXIT_USAGE, CommandLineError, Parser
+from agentckpt import __version__
+from agentckpt.cli import bench, demo, doctor, extras, manage, migrate, runs, stats, transfer, web
+from agentckpt.cli.command import EXIT_ERROR, EXIT_USAGE, CommandLineError, Parser
+from agentckpt.errors import AgentckptError
 
 __all__ = ["build_parser", "main"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .command import Subparsers
+from agentckpt.cli.command import Subparsers
 
 
 def register(
@@ -23,6 +23,6 @@ def register(
 
 def run(args: argparse.Namespace) -> int:
     """Hand the remaining arguments to :func:`agentckpt.bench.cli.main`."""
-    from ..bench.cli import main
+    from agentckpt.bench.cli import main
 
     return main(list(args.options))

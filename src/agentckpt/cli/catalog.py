@@ -13,12 +13,12 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from .._backends.base import Row
-from .._core.codec import encode_trusted
-from .._core.delta import apply
-from .._core.plan import checksum, decode_row
-from .._sync.store import Store, as_run_id
-from ..errors import CorruptDataError, StoreError
+from agentckpt._core.codec import encode_trusted
+from agentckpt._core.delta import apply
+from agentckpt._core.plan import checksum, decode_row
+from agentckpt._core.writes import Row
+from agentckpt.errors import CorruptDataError, StoreError
+from agentckpt.store.store import Store, as_run_id
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,7 @@ class Parser(argparse.ArgumentParser):
 
 def duration(text: str) -> float:
     """An argparse type for ``--older-than``: seconds from ``30s``, ``15m``, ``1h``, ``7d``."""
-    from .output import parse_duration
+    from agentckpt.cli.output import parse_duration
 
     try:
         return parse_duration(text)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import shlex
 
-from .command import EXIT_ERROR, Subparsers, positive_int
+from agentckpt.cli.command import EXIT_ERROR, Subparsers, positive_int
 
 
 def register(
@@ -36,10 +36,10 @@ def register(
 
 def run(args: argparse.Namespace) -> int:
     """Run the demo and print what happened and what it stored."""
-    from ..demo.crash import run_demo
-    from .catalog import run_summaries
-    from .output import Progress, human_bytes
-    from .target import DEMO_URL, open_store, sqlite_path, store_url
+    from agentckpt.cli.catalog import run_summaries
+    from agentckpt.cli.output import Progress, human_bytes
+    from agentckpt.cli.target import DEMO_URL, open_store, sqlite_path, store_url
+    from agentckpt.demo.crash import run_demo
 
     url = store_url(args, default=DEMO_URL)
     path = sqlite_path(url)

@@ -7,8 +7,8 @@ import os
 import shutil
 from pathlib import Path
 
-from .command import EXIT_ERROR, Subparsers
-from .durability import Finding
+from agentckpt.cli.command import EXIT_ERROR, Subparsers
+from agentckpt.cli.durability import Finding
 
 
 def register(
@@ -50,8 +50,8 @@ def filesystem_type(path: Path, mounts: str | None = None) -> str | None:
 
 def diagnose(url: str) -> tuple[str, list[Finding]]:
     """Connect to ``url`` and return its dialect and the findings."""
-    from .durability import assess_postgres, assess_sqlite
-    from .target import open_store, sqlite_path
+    from agentckpt.cli.durability import assess_postgres, assess_sqlite
+    from agentckpt.cli.target import open_store, sqlite_path
 
     with open_store(url) as store:
         rows = store.backend.read("cli_durability", {})
@@ -79,8 +79,8 @@ _LABEL = {"ok": "ok", "info": "note", "warn": "WARN", "fail": "FAIL"}
 
 def run(args: argparse.Namespace) -> int:
     """Print the findings; exit 1 when one fails."""
-    from .output import print_json, print_table
-    from .target import store_url
+    from agentckpt.cli.output import print_json, print_table
+    from agentckpt.cli.target import store_url
 
     dialect, findings = diagnose(store_url(args))
     bad = {"fail", "warn"} if args.strict else {"fail"}

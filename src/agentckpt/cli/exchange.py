@@ -26,13 +26,13 @@ from datetime import UTC, datetime
 from typing import Any, Literal, TextIO
 from uuid import UUID
 
-from .. import __version__
-from .._backends.base import Row
-from .._core.blobs import decompress
-from .._core.metadata import decode_metadata, encode_metadata
-from .._sync.store import Store, as_run_id
-from ..errors import ConflictError, CorruptDataError
-from .catalog import kept_states
+from agentckpt import __version__
+from agentckpt._core.blobs import decompress
+from agentckpt._core.metadata import decode_metadata, encode_metadata
+from agentckpt._core.writes import Row
+from agentckpt.cli.catalog import kept_states
+from agentckpt.errors import ConflictError, CorruptDataError
+from agentckpt.store.store import Store, as_run_id
 
 FORMAT = "agentckpt-export"
 FORMAT_VERSION = 1

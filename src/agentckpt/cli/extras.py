@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 
-from .command import Subparsers, duration, run_id
+from agentckpt.cli.command import Subparsers, duration, run_id
 
 
 def _available(module: str) -> bool:
@@ -25,7 +25,7 @@ def register(
     sub: Subparsers, common: argparse.ArgumentParser, listing: argparse.ArgumentParser
 ) -> None:
     """Add the commands whose modules exist."""
-    if not _available("agentckpt._sync.blobgc"):
+    if not _available("agentckpt.runs.blob_gc"):
         return
     blobs = sub.add_parser("blobs", help="blob maintenance (gc)")
     blobs_sub = blobs.add_subparsers(dest="sub_command", required=True, metavar="SUBCOMMAND")
@@ -51,13 +51,13 @@ def register(
 
 def blobs_gc(args: argparse.Namespace) -> int:
     """Collect and report."""
-    from ..runs import gc_blobs
-    from .output import human_bytes, print_json
-    from .target import open_store, store_url
+    from agentckpt.cli.output import human_bytes, print_json
+    from agentckpt.cli.target import open_store, store_url
+    from agentckpt.runs import gc_blobs
 
     blob_store = None
     if args.blob_dir:
-        from ..blobstores import LocalBlobStore
+        from agentckpt.blobstores import LocalBlobStore
 
         blob_store = LocalBlobStore(args.blob_dir)
     with open_store(store_url(args)) as store:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from .command import CommandLineError, Subparsers, run_id
-from .runs import add_filters, filters
+from agentckpt.cli.command import CommandLineError, Subparsers, run_id
+from agentckpt.cli.runs import add_filters, filters
 
 if TYPE_CHECKING:
     pass
@@ -53,8 +53,8 @@ def register(
 
 def fork_run(args: argparse.Namespace) -> int:
     """Fork and print the new run."""
-    from .output import print_json
-    from .target import open_store, store_url
+    from agentckpt.cli.output import print_json
+    from agentckpt.cli.target import open_store, store_url
 
     with open_store(store_url(args)) as store:
         fork = store.fork(args.run_id, args.step, new_run_id=args.new_run_id)
@@ -73,8 +73,8 @@ def fork_run(args: argparse.Namespace) -> int:
 
 def delete_runs(args: argparse.Namespace) -> int:
     """Delete the named runs, all or none."""
-    from .output import print_json
-    from .target import open_store, store_url
+    from agentckpt.cli.output import print_json
+    from agentckpt.cli.target import open_store, store_url
 
     with open_store(store_url(args)) as store:
         # Check them all first: a typo in the third id must not leave two runs deleted.
@@ -91,9 +91,9 @@ def delete_runs(args: argparse.Namespace) -> int:
 
 def prune_runs(args: argparse.Namespace) -> int:
     """Prune the named runs, or every run the filters select."""
-    from .catalog import run_summaries
-    from .output import print_json, print_table
-    from .target import open_store, store_url
+    from agentckpt.cli.catalog import run_summaries
+    from agentckpt.cli.output import print_json, print_table
+    from agentckpt.cli.target import open_store, store_url
 
     chosen: dict[str, Any] = filters(args)
     if args.run_ids and (args.all or any(v is not None for v in chosen.values())):

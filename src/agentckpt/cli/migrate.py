@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .command import EXIT_ERROR, Subparsers
+from agentckpt.cli.command import EXIT_ERROR, Subparsers
 
 
 def register(
@@ -41,9 +41,9 @@ def run(args: argparse.Namespace) -> int:
     """Apply, check or print."""
     if args.print_sql:
         return _print_sql(args)
-    from .._sync.store import Store
-    from .output import print_json
-    from .target import pending_migrations, store_url
+    from agentckpt.cli.output import print_json
+    from agentckpt.cli.target import pending_migrations, store_url
+    from agentckpt.store.store import Store
 
     url = store_url(args)
     if args.check:
@@ -73,10 +73,10 @@ def _print_sql(args: argparse.Namespace) -> int:
     """The SQL of every migration, each with the row that records it, in transactions."""
     import os
 
-    from .._backends.factory import parse_url
-    from .._backends.queries import load_migrations, load_queries
-    from .command import CommandLineError
-    from .target import ENV_URL
+    from agentckpt._backends.factory import parse_url
+    from agentckpt._backends.sql import load_migrations, load_queries
+    from agentckpt.cli.command import CommandLineError
+    from agentckpt.cli.target import ENV_URL
 
     url = getattr(args, "url", None) or os.environ.get(ENV_URL)
     if args.dialect:
@@ -85,7 +85,7 @@ def _print_sql(args: argparse.Namespace) -> int:
     elif url:
         target = parse_url(url)
         dialect = target.dialect
-        schema = str(target.options.get("schema", "agentckpt"))
+        schema = str(target.settings.get("schema", "agentckpt"))
     else:
         raise CommandLineError("--print-sql needs --dialect sqlite|postgresql or a store URL")
     folder = "postgres" if dialect == "postgresql" else "sqlite"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .command import Subparsers, run_id
-from .runs import add_filters, filters
+from agentckpt.cli.command import Subparsers, run_id
+from agentckpt.cli.runs import add_filters, filters
 
 
 def register(
@@ -30,8 +30,8 @@ def register(
 
 
 def _store_facts(store: Any, url: str) -> dict[str, Any]:
-    from .catalog import database_size
-    from .target import sqlite_path
+    from agentckpt.cli.catalog import database_size
+    from agentckpt.cli.target import sqlite_path
 
     facts: dict[str, Any] = {"dialect": store.backend.dialect}
     facts.update(database_size(store))
@@ -46,9 +46,9 @@ def _store_facts(store: Any, url: str) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     """Print storage statistics."""
-    from .catalog import run_summaries, table_sizes
-    from .output import human_bytes, print_fields, print_json, print_table
-    from .target import open_store, store_url
+    from agentckpt.cli.catalog import run_summaries, table_sizes
+    from agentckpt.cli.output import human_bytes, print_fields, print_json, print_table
+    from agentckpt.cli.target import open_store, store_url
 
     url = store_url(args)
     with open_store(url) as store:

@@ -11,9 +11,9 @@ import argparse
 import os
 from pathlib import Path
 
-from .._backends.factory import parse_url
-from .._sync.store import Store
-from ..errors import ConfigurationError, MigrationError
+from agentckpt._backends.factory import parse_url
+from agentckpt.errors import ConfigurationError, MigrationError
+from agentckpt.store.store import Store
 
 ENV_URL = "AGENTCKPT_URL"
 DEMO_URL = "sqlite:///agentckpt-demo.db"
@@ -64,7 +64,7 @@ def open_store(url: str, *, writable: bool = False) -> Store:
 
 def pending_migrations(store: Store) -> list[int]:
     """Migration versions this agentckpt ships that the database has not applied."""
-    from .._backends.queries import load_migrations
+    from agentckpt._backends.sql import load_migrations
 
     dialect = "postgres" if store.backend.dialect == "postgresql" else "sqlite"
     applied = set(store.backend.applied_migrations())

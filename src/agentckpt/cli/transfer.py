@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
-from .command import CommandLineError, Subparsers, run_id
-from .runs import add_filters, filters
+from agentckpt.cli.command import CommandLineError, Subparsers, run_id
+from agentckpt.cli.runs import add_filters, filters
 
 
 def register(
@@ -71,10 +71,10 @@ def _output(path: str | None) -> Iterator[TextIO]:
 
 def export_command(args: argparse.Namespace) -> int:
     """Export runs to a file or standard output."""
-    from .catalog import run_summaries
-    from .exchange import export_runs
-    from .output import Progress, human_bytes
-    from .target import open_store, store_url
+    from agentckpt.cli.catalog import run_summaries
+    from agentckpt.cli.exchange import export_runs
+    from agentckpt.cli.output import Progress, human_bytes
+    from agentckpt.cli.target import open_store, store_url
 
     chosen = filters(args)
     if args.run_ids and any(v is not None for v in chosen.values()):
@@ -100,9 +100,9 @@ def export_command(args: argparse.Namespace) -> int:
 
 def import_command(args: argparse.Namespace) -> int:
     """Import an export file."""
-    from .exchange import import_runs
-    from .output import Progress, print_json
-    from .target import open_store, store_url
+    from agentckpt.cli.exchange import import_runs
+    from agentckpt.cli.output import Progress, print_json
+    from agentckpt.cli.target import open_store, store_url
 
     if args.file == "-":
         stream: TextIO = sys.stdin

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from .command import CommandLineError, Subparsers
+from agentckpt.cli.command import CommandLineError, Subparsers
 
 ENV_TOKEN = "AGENTCKPT_INSPECT_TOKEN"
 
@@ -35,8 +35,8 @@ def store_label(url: str) -> str:
     """How the pages name the store: a SQLite file, or a server and database (no password)."""
     from urllib.parse import urlsplit
 
-    from .._backends.factory import parse_url
-    from .target import sqlite_path
+    from agentckpt._backends.factory import parse_url
+    from agentckpt.cli.target import sqlite_path
 
     path = sqlite_path(url)
     if path is not None:
@@ -45,13 +45,13 @@ def store_label(url: str) -> str:
     parts = urlsplit(target.location)
     host = parts.hostname or "localhost"
     where = f"{host}:{parts.port}" if parts.port else host
-    return f"postgresql {where}{parts.path} schema {target.options.get('schema', 'agentckpt')}"
+    return f"postgresql {where}{parts.path} schema {target.settings.get('schema', 'agentckpt')}"
 
 
 def run(args: argparse.Namespace) -> int:
     """Serve until interrupted."""
-    from ..inspector import is_loopback, make_server
-    from .target import open_store, store_url
+    from agentckpt.cli.target import open_store, store_url
+    from agentckpt.inspector import is_loopback, make_server
 
     token = args.token or os.environ.get(ENV_TOKEN) or None
     if not is_loopback(args.host) and not token:

@@ -15,19 +15,14 @@ calls. Sync and async APIs have the same methods::
         )
         conv.add_user_message("What's the weather in Berlin?")
         conv.add_assistant_message("Cloudy, 12 degrees.")
-
-The pure modules (model, recovery, coalesce, archive, upgrades) are imported first; the
-I/O classes load on first use, so ``agentckpt._sync.conversation`` and
-``agentckpt._async.conversation`` may import this package's modules in any order.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-from .coalesce import DEFAULT_FLUSH_INTERVAL, Coalescer
-from .errors import ConfigDriftError, ResultNotLoadedError, TurnError
-from .model import (
+from agentckpt.conversation.coalesce import DEFAULT_FLUSH_INTERVAL, Coalescer
+from agentckpt.conversation.conversations import Conversations
+from agentckpt.conversation.conversations_async import AsyncConversations
+from agentckpt.conversation.model import (
     CURRENT_VERSION,
     AgentConfig,
     ArchiveInfo,
@@ -37,9 +32,11 @@ from .model import (
     ToolCall,
     tool_names,
 )
-from .options import ConversationOptions
-from .records import OrphanConversation, StateMigrationReport
-from .recovery import (
+from agentckpt.conversation.options import ConversationOptions
+from agentckpt.conversation.reader import ConversationReader
+from agentckpt.conversation.reader_async import AsyncConversationReader
+from agentckpt.conversation.records import OrphanConversation, StateMigrationReport
+from agentckpt.conversation.recovery import (
     DanglingCall,
     Difference,
     PendingTurn,
@@ -47,38 +44,10 @@ from .recovery import (
     config_drift,
     interrupted_result,
 )
-from .upgrades import state_migrations, upgrade_v1_to_v2
-
-if TYPE_CHECKING:
-    from .._async.conversation import AsyncConversations
-    from .._async.conversation_read import AsyncConversationReader
-    from .._async.conversation_turn import AsyncConversation
-    from .._sync.conversation import Conversations
-    from .._sync.conversation_read import ConversationReader
-    from .._sync.conversation_turn import Conversation
-
-_LAZY = {
-    "AsyncConversations": ("agentckpt._async.conversation", "AsyncConversations"),
-    "AsyncConversation": ("agentckpt._async.conversation_turn", "AsyncConversation"),
-    "AsyncConversationReader": ("agentckpt._async.conversation_read", "AsyncConversationReader"),
-    "ConversationReader": ("agentckpt._sync.conversation_read", "ConversationReader"),
-    "Conversations": ("agentckpt._sync.conversation", "Conversations"),
-    "Conversation": ("agentckpt._sync.conversation_turn", "Conversation"),
-}
-
-
-def __getattr__(name: str) -> Any:
-    # The I/O modules import this package's pure modules; loading them lazily keeps the
-    # import order free of cycles whichever side is imported first.
-    if name in _LAZY:
-        from importlib import import_module
-
-        module, attr = _LAZY[name]
-        value = getattr(import_module(module), attr)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
+from agentckpt.conversation.turn import Conversation
+from agentckpt.conversation.turn_async import AsyncConversation
+from agentckpt.conversation.upgrades import state_migrations, upgrade_v1_to_v2
+from agentckpt.errors import ConfigDriftError, ResultNotLoadedError, TurnError
 
 __all__ = [
     "CURRENT_VERSION",

@@ -15,11 +15,11 @@ from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
-from .._backends.base import HistoryRow
-from .._core.codec import decode, encode_trusted
-from .._core.compression import pack, unpack
-from ..errors import CorruptDataError
-from .model import ArchiveInfo
+from agentckpt._core.codec import decode, encode_trusted
+from agentckpt._core.compression import pack, unpack
+from agentckpt._core.writes import HistoryRow
+from agentckpt.conversation.model import ArchiveInfo
+from agentckpt.errors import CorruptDataError
 
 __all__ = ["choose_cut", "segment_row", "stitch_segments"]
 

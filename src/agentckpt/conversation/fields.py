@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
-from .._core.codec import same
-from ..errors import InvalidValueError
+from agentckpt._core.codec import same
+from agentckpt.errors import InvalidValueError
 
 __all__ = ["NUMBER", "at", "check_extra", "emit", "need", "need_object", "split"]
 

@@ -11,11 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .._core.blobs import BlobRef, is_ref
-from .._core.codec import decode, same
-from ..errors import InvalidValueError
-from .errors import ResultNotLoadedError
-from .fields import NUMBER, at, check_extra, emit, need, need_object, split
+from agentckpt._core.blobs import BlobRef, is_ref
+from agentckpt._core.codec import decode, same
+from agentckpt.conversation.fields import NUMBER, at, check_extra, emit, need, need_object, split
+from agentckpt.errors import InvalidValueError, ResultNotLoadedError
 
 __all__ = ["BlobLoader", "Message", "ToolCall"]
 

@@ -30,9 +30,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..errors import InvalidValueError
-from .fields import NUMBER, FieldRecord, at, check_extra, emit, need, need_object, split
-from .messages import BlobLoader, Message, ToolCall
+from agentckpt.conversation.fields import (
+    NUMBER,
+    FieldRecord,
+    at,
+    check_extra,
+    emit,
+    need,
+    need_object,
+    split,
+)
+from agentckpt.conversation.messages import BlobLoader, Message, ToolCall
+from agentckpt.errors import InvalidValueError
 
 __all__ = [
     "CURRENT_VERSION",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import ConfigurationError
-from .coalesce import DEFAULT_FLUSH_INTERVAL
+from agentckpt.conversation.coalesce import DEFAULT_FLUSH_INTERVAL
+from agentckpt.errors import ConfigurationError
 
 __all__ = ["ConversationOptions"]
 

@@ -19,7 +19,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from uuid import UUID
 
-from .model import AgentConfig, ConversationState, Message, ToolCall, tool_names
+from agentckpt.conversation.model import (
+    AgentConfig,
+    ConversationState,
+    Message,
+    ToolCall,
+    tool_names,
+)
 
 __all__ = [
     "DanglingCall",

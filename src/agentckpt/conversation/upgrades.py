@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._core.versions import StateMigrations
-from .model import CURRENT_VERSION
+from agentckpt._core.versions import StateMigrations
+from agentckpt.conversation.model import CURRENT_VERSION
 
 __all__ = ["state_migrations", "upgrade_v1_to_v2"]
 

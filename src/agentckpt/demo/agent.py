@@ -14,8 +14,8 @@ import hashlib
 import time
 from typing import Any
 
-from .._sync.store import Store
-from ..records import Checkpoint
+from agentckpt.records import Checkpoint
+from agentckpt.store.store import Store
 
 AGENT_ID = "demo-agent"
 TOOLS = ("search", "calculator", "read_file")

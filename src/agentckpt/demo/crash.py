@@ -16,11 +16,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._core.blobs import BlobRef, is_ref
-from .._core.codec import encode
-from .._sync.store import Store
-from ..errors import AgentckptError
-from . import agent
+from agentckpt._core.blobs import BlobRef, is_ref
+from agentckpt._core.codec import encode
+from agentckpt.demo import agent
+from agentckpt.errors import AgentckptError
+from agentckpt.store.store import Store
 
 
 class DemoError(AgentckptError):

@@ -17,6 +17,6 @@ Example::
 
 from __future__ import annotations
 
-from .server import InspectorServer, is_loopback, make_server
+from agentckpt.inspector.server import InspectorServer, is_loopback, make_server
 
 __all__ = ["InspectorServer", "is_loopback", "make_server"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .markup import css_class, esc, json_html, pretty_json, scalar, value_html
+from agentckpt.inspector.markup import css_class, esc, json_html, pretty_json, scalar, value_html
 
 _SHOWN = frozenset({"role", "content", "tool_calls", "name"})
 

@@ -11,14 +11,31 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .._core.delta import diff
-from .._sync.store import Store, as_run_id
-from ..cli.catalog import kept_states, run_summaries, stored_chain, stored_state, table_sizes
-from ..cli.output import human_bytes
-from ..errors import InvalidValueError
-from .charts import StepSize, growth_chart, stored_bytes_chart
-from .markup import badge, esc, json_html, link, page, path, pretty_json, size, table, when
-from .messages import messages_html, messages_of
+from agentckpt._core.delta import diff
+from agentckpt.cli.catalog import (
+    kept_states,
+    run_summaries,
+    stored_chain,
+    stored_state,
+    table_sizes,
+)
+from agentckpt.cli.output import human_bytes
+from agentckpt.errors import InvalidValueError
+from agentckpt.inspector.charts import StepSize, growth_chart, stored_bytes_chart
+from agentckpt.inspector.markup import (
+    badge,
+    esc,
+    json_html,
+    link,
+    page,
+    path,
+    pretty_json,
+    size,
+    table,
+    when,
+)
+from agentckpt.inspector.messages import messages_html, messages_of
+from agentckpt.store.store import Store, as_run_id
 
 # The timeline shows this many of the newest kept steps; older ones stay a link away.
 TIMELINE_STEPS = 200

@@ -27,9 +27,9 @@ from importlib.resources import files
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
-from .._sync.store import Store, as_run_id
-from ..errors import AgentckptError, CorruptDataError, InvalidValueError, NotFoundError
-from . import pages
+from agentckpt.errors import AgentckptError, CorruptDataError, InvalidValueError, NotFoundError
+from agentckpt.inspector import pages
+from agentckpt.store.store import Store, as_run_id
 
 log = logging.getLogger("agentckpt.inspector")
 

@@ -15,8 +15,8 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .langgraph import AgentckptSaver
-    from .openai_agents import AgentckptSession
+    from agentckpt.integrations.langgraph import AgentckptSaver
+    from agentckpt.integrations.openai_agents import AgentckptSession
 
 __all__ = ["AgentckptSaver", "AgentckptSession"]
 

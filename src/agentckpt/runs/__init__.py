@@ -20,12 +20,8 @@ See ``docs/runs.md`` for the whole story.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
-
-from ..blobstores import BlobStore, LocalBlobStore, S3BlobStore
-from .effects import idempotency_key
-from .errors import (
+from agentckpt.blobstores import BlobStore, LocalBlobStore, S3BlobStore
+from agentckpt.errors import (
     FatalError,
     LeaseHeldError,
     LeaseLostError,
@@ -33,52 +29,23 @@ from .errors import (
     RunFailedError,
     TransientError,
 )
-from .events import AuditEvent
-from .gc import BlobGcReport, DeletedBlob
-from .lease import Lease
-from .offload import Artifact, OffloadPolicy
-from .results import Finish, Recovered, RunResult
-from .retry import RetryPolicy
-
-if TYPE_CHECKING:
-    from .._async.audit import AsyncAuditLog
-    from .._async.blobgc import gc_blobs as gc_blobs_async
-    from .._async.recovery import AsyncRecoveryWorker
-    from .._async.runloop import AsyncAgentRun, AsyncStepContext
-    from .._sync.audit import AuditLog
-    from .._sync.blobgc import gc_blobs
-    from .._sync.recovery import RecoveryWorker
-    from .._sync.runloop import AgentRun, StepContext
-
-# The I/O classes are loaded on first use: they import this package's pure modules, so
-# importing them here eagerly would be a cycle whenever a generated module is imported
-# before this package.
-_LAZY = {
-    "AgentRun": ("agentckpt._sync.runloop", "AgentRun"),
-    "StepContext": ("agentckpt._sync.runloop", "StepContext"),
-    "RecoveryWorker": ("agentckpt._sync.recovery", "RecoveryWorker"),
-    "AuditLog": ("agentckpt._sync.audit", "AuditLog"),
-    "gc_blobs": ("agentckpt._sync.blobgc", "gc_blobs"),
-    "AsyncAgentRun": ("agentckpt._async.runloop", "AsyncAgentRun"),
-    "AsyncStepContext": ("agentckpt._async.runloop", "AsyncStepContext"),
-    "AsyncRecoveryWorker": ("agentckpt._async.recovery", "AsyncRecoveryWorker"),
-    "AsyncAuditLog": ("agentckpt._async.audit", "AsyncAuditLog"),
-    "gc_blobs_async": ("agentckpt._async.blobgc", "gc_blobs"),
-}
-
-
-def __getattr__(name: str) -> Any:
-    target = _LAZY.get(name)
-    if target is None:
-        raise AttributeError(f"module 'agentckpt.runs' has no attribute {name!r}")
-    value = getattr(importlib.import_module(target[0]), target[1])
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
-
+from agentckpt.runs.audit import AuditLog
+from agentckpt.runs.audit_async import AsyncAuditLog
+from agentckpt.runs.blob_gc import gc_blobs
+from agentckpt.runs.blob_gc_async import gc_blobs as gc_blobs_async
+from agentckpt.runs.blob_refs import BlobGcReport, DeletedBlob
+from agentckpt.runs.context import StepContext
+from agentckpt.runs.context_async import AsyncStepContext
+from agentckpt.runs.effect_keys import idempotency_key
+from agentckpt.runs.event_rows import AuditEvent
+from agentckpt.runs.lease_terms import Lease
+from agentckpt.runs.loop import AgentRun
+from agentckpt.runs.loop_async import AsyncAgentRun
+from agentckpt.runs.offload import Artifact, OffloadPolicy
+from agentckpt.runs.recovery import RecoveryWorker
+from agentckpt.runs.recovery_async import AsyncRecoveryWorker
+from agentckpt.runs.results import Finish, Recovered, RunResult
+from agentckpt.runs.retry import RetryPolicy
 
 __all__ = [
     "AgentRun",

@@ -1,45 +1,73 @@
-"""Side effects recorded under (run, step, key): the pure part of the effect journal.
+# GENERATED from effects_async.py by scripts/unasync.py; do not edit.
+"""The effect journal: external actions recorded under (run, step, key), done once.
 
-An effect is an external action (send an email, charge a card, call an API) whose result
-is recorded in the ``effects`` table. When a step is replayed after a crash or a
-transient error, the recorded result is returned instead of acting again.
-
-The at-least-once window: if the process dies after the action ran but before its
-result was recorded, the replay runs the action again. No library can close that window
-from the outside; the external system can, if it deduplicates by an idempotency key.
-:func:`idempotency_key` gives the same key for the same (run, step, key) in every
-process, so pass it along (an ``Idempotency-Key`` header, a client token, a message id).
+``_sync/effects.py`` is generated from this file by ``scripts/unasync.py``; edit this one.
 """
 
 from __future__ import annotations
 
-import uuid
+from collections.abc import Callable
 from typing import Any
 from uuid import UUID
 
-from .._core.codec import DEFAULT_LIMITS, Limits, decode, encode
-from .._core.compression import pack, unpack
+from agentckpt._core.codec import DEFAULT_LIMITS, Limits
+from agentckpt.runs.effect_keys import decode_result, encode_result, idempotency_key
+from agentckpt.store.store import Store
 
-__all__ = ["decode_result", "encode_result", "idempotency_key"]
+__all__ = ["NOT_RECORDED", "Effects"]
 
-# Fixed namespace: the keys must be the same in every process and every version.
-_NAMESPACE = uuid.UUID("6f1c1c4e-5b1a-4d0e-9a59-3a8f2f4c7d21")
+NOT_RECORDED: Any = object()
+"""What :meth:`Effects.recorded` returns for an effect with no recorded result."""
 
 
-def idempotency_key(run_id: UUID, step: int, key: str) -> str:
-    """A deterministic key for the effect ``key`` of ``step`` of ``run_id``.
+class Effects:
+    """Records and replays the results of a run's side effects.
 
-    A UUID (version 5) in text form: 36 characters, accepted by most APIs that take an
-    idempotency key. The same inputs give the same key in any process.
+    See :mod:`agentckpt.runs.effect_keys` for the at-least-once window and the idempotency
+    key that closes it on the external side.
     """
-    return str(uuid.uuid5(_NAMESPACE, f"{run_id}/{step}/{key}"))
 
+    def __init__(self, store: Store, *, limits: Limits = DEFAULT_LIMITS) -> None:
+        self.store = store
+        self.limits = limits
 
-def encode_result(result: Any, *, limits: Limits = DEFAULT_LIMITS) -> tuple[str, bytes]:
-    """``(codec, payload)`` of an effect's result; it must be a JSON value."""
-    return pack(encode(result, limits=limits))
+    def recorded(self, run_id: UUID, step: int, key: str) -> Any:
+        """The recorded result, or :data:`NOT_RECORDED` if there is none yet."""
+        rows = self.store.backend.read(
+            "runs_get_effect", {"run_id": run_id, "step": step, "key": key}
+        )
+        if not rows:
+            return NOT_RECORDED
+        return decode_result(
+            rows[0]["codec"], rows[0]["payload"], where=f"run {run_id} step {step} effect {key!r}"
+        )
 
+    def record(self, run_id: UUID, step: int, key: str, result: Any) -> Any:
+        """Record ``result`` unless a result is already recorded; return the recorded one.
 
-def decode_result(codec: str, payload: bytes, *, where: str) -> Any:
-    """The recorded result, exactly as it was encoded."""
-    return decode(unpack(codec, bytes(payload), where=where))
+        ``INSERT ... ON CONFLICT DO NOTHING`` then a read: when two workers race, both
+        get the first result that was recorded.
+        """
+        codec, payload = encode_result(result, limits=self.limits)
+        self.store.backend.write(
+            "runs_insert_effect",
+            {"run_id": run_id, "step": step, "key": key, "codec": codec, "payload": payload},
+        )
+        stored = self.recorded(run_id, step, key)
+        return result if stored is NOT_RECORDED else stored
+
+    def perform(self, run_id: UUID, step: int, key: str, action: Callable[[str], Any]) -> Any:
+        """Return the recorded result of this effect, or run ``action`` once and record it.
+
+        ``action`` receives the effect's idempotency key; its result must be a JSON
+        value (dict, list, str, int, float, bool, None).
+        """
+        found = self.recorded(run_id, step, key)
+        if found is not NOT_RECORDED:
+            return found
+        result = action(idempotency_key(run_id, step, key))
+        return self.record(run_id, step, key, result)
+
+    def prune(self, run_id: UUID, below: int) -> None:
+        """Forget the effects of steps before ``below``: they are never replayed again."""
+        self.store.backend.write("runs_prune_effects", {"run_id": run_id, "below": below})

@@ -26,8 +26,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .._core.blobs import BlobRef, compress, digest_of, is_ref
-from ..errors import ConfigurationError, InvalidValueError
+from agentckpt._core.blobs import BlobRef, compress, digest_of, is_ref
+from agentckpt.errors import ConfigurationError, InvalidValueError
 
 __all__ = [
     "Artifact",

@@ -6,7 +6,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..errors import ConfigurationError
+from agentckpt.errors import ConfigurationError
 
 __all__ = ["RetryPolicy"]
 

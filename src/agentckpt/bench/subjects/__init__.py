@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from .agentckpt import Agentckpt
-from .base import ConversationSubject, LongRunSubject, Place, SubjectKind
-from .floor import Floor
-from .langgraph import LangGraphSavers
-from .seed import SeedMethod
+from agentckpt.bench.subjects.agentckpt import Agentckpt
+from agentckpt.bench.subjects.base import ConversationSubject, LongRunSubject, Place, SubjectKind
+from agentckpt.bench.subjects.floor import Floor
+from agentckpt.bench.subjects.langgraph import LangGraphSavers
+from agentckpt.bench.subjects.seed import SeedMethod
 
 __all__ = [
     "ConversationSubject",

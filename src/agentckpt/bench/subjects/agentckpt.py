@@ -18,14 +18,14 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from uuid import UUID
 
-from ..._async.store import AsyncStore
-from ...conversation import AsyncConversation, AsyncConversations, ToolCall, state_migrations
-from ...runs import AsyncAgentRun, AsyncStepContext
-from ..errors import ResultMismatchError
-from ..longrun import LongRunSpec
-from ..measure import Latencies
-from ..workload import ConversationSpec, TurnSpec
-from .base import Place
+from agentckpt.bench.errors import ResultMismatchError
+from agentckpt.bench.longrun import LongRunSpec
+from agentckpt.bench.measure import Latencies
+from agentckpt.bench.subjects.base import Place
+from agentckpt.bench.workload import ConversationSpec, TurnSpec
+from agentckpt.conversation import AsyncConversation, AsyncConversations, ToolCall, state_migrations
+from agentckpt.runs import AsyncAgentRun, AsyncStepContext
+from agentckpt.store.store_async import AsyncStore
 
 __all__ = ["Agentckpt", "store_url"]
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..errors import ResultMismatchError
-from ..longrun import LongRunSpec
-from ..measure import Latencies
-from ..workload import ConversationSpec, TurnSpec
+from agentckpt.bench.errors import ResultMismatchError
+from agentckpt.bench.longrun import LongRunSpec
+from agentckpt.bench.measure import Latencies
+from agentckpt.bench.workload import ConversationSpec, TurnSpec
 
 __all__ = [
     "ConversationSubject",

@@ -18,7 +18,7 @@ from typing import Any, Protocol, TypeVar
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
-from .base import Place
+from agentckpt.bench.subjects.base import Place
 
 __all__ = [
     "AsyncSqlite",

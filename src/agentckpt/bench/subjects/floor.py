@@ -16,11 +16,11 @@ from typing import Any
 
 import orjson
 
-from ..longrun import LongRunSpec
-from ..measure import Latencies
-from ..workload import ConversationSpec, TurnSpec
-from .base import Place
-from .connections import Database, open_database
+from agentckpt.bench.longrun import LongRunSpec
+from agentckpt.bench.measure import Latencies
+from agentckpt.bench.subjects.base import Place
+from agentckpt.bench.subjects.connections import Database, open_database
+from agentckpt.bench.workload import ConversationSpec, TurnSpec
 
 __all__ = ["Floor"]
 

@@ -23,11 +23,17 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..longrun import LongRunSpec
-from ..measure import Latencies
-from ..workload import ConversationSpec, TurnSpec, apply_turn, apply_user, initial_state
-from .base import Place, check_config
-from .connections import open_pg_pool, sqlite_pragmas
+from agentckpt.bench.longrun import LongRunSpec
+from agentckpt.bench.measure import Latencies
+from agentckpt.bench.subjects.base import Place, check_config
+from agentckpt.bench.subjects.connections import open_pg_pool, sqlite_pragmas
+from agentckpt.bench.workload import (
+    ConversationSpec,
+    TurnSpec,
+    apply_turn,
+    apply_user,
+    initial_state,
+)
 
 __all__ = ["LangGraphSavers"]
 

@@ -22,11 +22,17 @@ from typing import Any
 
 from psycopg.types.json import Jsonb
 
-from ..longrun import LongRunSpec
-from ..measure import Latencies
-from ..workload import ConversationSpec, TurnSpec, apply_turn, apply_user, initial_state
-from .base import Place, check_config
-from .connections import Database, open_database
+from agentckpt.bench.longrun import LongRunSpec
+from agentckpt.bench.measure import Latencies
+from agentckpt.bench.subjects.base import Place, check_config
+from agentckpt.bench.subjects.connections import Database, open_database
+from agentckpt.bench.workload import (
+    ConversationSpec,
+    TurnSpec,
+    apply_turn,
+    apply_user,
+    initial_state,
+)
 
 __all__ = ["SeedMethod"]
 

@@ -1,1 +1,0 @@
-"""Async sources; the sync twins in ``agentckpt._sync`` are generated from them."""

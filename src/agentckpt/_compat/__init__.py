@@ -1,0 +1,36 @@
+"""The pieces whose sync and async forms differ in kind, not in tokens, written by hand.
+
+The async sources (``*_async.py``) import the ``Async`` names or ``*_async`` helpers from
+here; ``scripts/unasync.py`` turns those into the plain names, so the generated sync
+twins reach the hand-written sync forms without any special rule:
+
+- :class:`AsyncGroupCommit` / :class:`GroupCommit`: concurrent commits share a
+  transaction (tasks and futures, or threads and a hand-off);
+- :class:`AsyncTicker` / :class:`Ticker`: call a function periodically (the lease
+  heartbeat), in a task or a daemon thread;
+- :class:`AsyncDrain` / :class:`Drain`: feed a bounded queue to a consumer off the hot
+  path (the audit log);
+- :func:`sleep_async` / :func:`sleep`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from agentckpt._compat.background import AsyncDrain, AsyncTicker, Drain, Ticker
+from agentckpt._compat.group_commit import AsyncGroupCommit, GroupCommit
+
+sleep_async = asyncio.sleep
+sleep = time.sleep
+
+__all__ = [
+    "AsyncDrain",
+    "AsyncGroupCommit",
+    "AsyncTicker",
+    "Drain",
+    "GroupCommit",
+    "Ticker",
+    "sleep",
+    "sleep_async",
+]

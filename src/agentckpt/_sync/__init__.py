@@ -1,1 +1,0 @@
-"""Generated sync twins of ``agentckpt._async`` (see scripts/unasync.py)."""

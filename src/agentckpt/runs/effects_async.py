@@ -1,0 +1,74 @@
+"""The effect journal: external actions recorded under (run, step, key), done once.
+
+``_sync/effects.py`` is generated from this file by ``scripts/unasync.py``; edit this one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+from uuid import UUID
+
+from agentckpt._core.codec import DEFAULT_LIMITS, Limits
+from agentckpt.runs.effect_keys import decode_result, encode_result, idempotency_key
+from agentckpt.store.store_async import AsyncStore
+
+__all__ = ["NOT_RECORDED", "AsyncEffects"]
+
+NOT_RECORDED: Any = object()
+"""What :meth:`AsyncEffects.recorded` returns for an effect with no recorded result."""
+
+
+class AsyncEffects:
+    """Records and replays the results of a run's side effects.
+
+    See :mod:`agentckpt.runs.effect_keys` for the at-least-once window and the idempotency
+    key that closes it on the external side.
+    """
+
+    def __init__(self, store: AsyncStore, *, limits: Limits = DEFAULT_LIMITS) -> None:
+        self.store = store
+        self.limits = limits
+
+    async def recorded(self, run_id: UUID, step: int, key: str) -> Any:
+        """The recorded result, or :data:`NOT_RECORDED` if there is none yet."""
+        rows = await self.store.backend.read(
+            "runs_get_effect", {"run_id": run_id, "step": step, "key": key}
+        )
+        if not rows:
+            return NOT_RECORDED
+        return decode_result(
+            rows[0]["codec"], rows[0]["payload"], where=f"run {run_id} step {step} effect {key!r}"
+        )
+
+    async def record(self, run_id: UUID, step: int, key: str, result: Any) -> Any:
+        """Record ``result`` unless a result is already recorded; return the recorded one.
+
+        ``INSERT ... ON CONFLICT DO NOTHING`` then a read: when two workers race, both
+        get the first result that was recorded.
+        """
+        codec, payload = encode_result(result, limits=self.limits)
+        await self.store.backend.write(
+            "runs_insert_effect",
+            {"run_id": run_id, "step": step, "key": key, "codec": codec, "payload": payload},
+        )
+        stored = await self.recorded(run_id, step, key)
+        return result if stored is NOT_RECORDED else stored
+
+    async def perform(
+        self, run_id: UUID, step: int, key: str, action: Callable[[str], Awaitable[Any]]
+    ) -> Any:
+        """Return the recorded result of this effect, or run ``action`` once and record it.
+
+        ``action`` receives the effect's idempotency key; its result must be a JSON
+        value (dict, list, str, int, float, bool, None).
+        """
+        found = await self.recorded(run_id, step, key)
+        if found is not NOT_RECORDED:
+            return found
+        result = await action(idempotency_key(run_id, step, key))
+        return await self.record(run_id, step, key, result)
+
+    async def prune(self, run_id: UUID, below: int) -> None:
+        """Forget the effects of steps before ``below``: they are never replayed again."""
+        await self.store.backend.write("runs_prune_effects", {"run_id": run_id, "below": below})

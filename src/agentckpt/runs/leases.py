@@ -1,0 +1,154 @@
+# GENERATED from leases_async.py by scripts/unasync.py; do not edit.
+"""Leases on runs: acquire, renew (the heartbeat), release, finish, and claim orphans.
+
+``_sync/leases.py`` is generated from this file by ``scripts/unasync.py``; edit this one.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+from uuid import UUID
+
+import orjson
+
+from agentckpt._compat.background import Ticker
+from agentckpt.errors import LeaseHeldError, LeaseLostError, RunNotFoundError
+from agentckpt.runs.lease_terms import Lease, renew_interval, validate_ttl
+from agentckpt.store.store import Store
+
+__all__ = ["Heartbeat", "Leases"]
+
+log = logging.getLogger("agentckpt.runs")
+
+
+def _lease(row: dict[str, Any], ttl: float) -> Lease:
+    return Lease(
+        owner=row["lease_owner"],
+        epoch=row["lease_epoch"],
+        expires_at=row["lease_expires_at"],
+        ttl=ttl,
+    )
+
+
+class Leases:
+    """Lease operations on one store; every one is a single conditional statement."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def acquire(self, run_id: UUID, owner: str, ttl: float) -> Lease:
+        """Take the run's lease (a new epoch), or raise :class:`LeaseHeldError`.
+
+        Succeeds when nobody holds a live lease, or when ``owner`` itself holds it (a
+        restarted worker with the same name takes over its own lease at once).
+        """
+        ttl = validate_ttl(ttl)
+        rows = self.store.backend.write(
+            "runs_acquire_lease", {"run_id": run_id, "owner": owner, "ttl": ttl}
+        )
+        if rows:
+            return _lease(rows[0], ttl)
+        held = self.store.backend.read("runs_lease_holder", {"run_id": run_id})
+        if not held:
+            raise RunNotFoundError(f"no run {run_id}")
+        raise LeaseHeldError(
+            f"run {run_id} is leased by {held[0]['lease_owner']!r} until "
+            f"{held[0]['lease_expires_at']}; nothing was written",
+            owner=held[0]["lease_owner"],
+            expires_at=held[0]["lease_expires_at"],
+        )
+
+    def epoch(self, run_id: UUID) -> int | None:
+        """The run's current lease epoch (None if there is no such run)."""
+        rows = self.store.backend.read("runs_lease_holder", {"run_id": run_id})
+        return int(rows[0]["lease_epoch"]) if rows else None
+
+    def renew(self, run_id: UUID, lease: Lease) -> Lease | None:
+        """Extend the lease by its ttl; None if it was taken over (the epoch moved on)."""
+        rows = self.store.backend.write(
+            "runs_renew_lease",
+            {"run_id": run_id, "owner": lease.owner, "epoch": lease.epoch, "ttl": lease.ttl},
+        )
+        if not rows:
+            return None
+        return Lease(lease.owner, lease.epoch, rows[0]["lease_expires_at"], lease.ttl)
+
+    def release(self, run_id: UUID, lease: Lease) -> bool:
+        """Give the lease up (it expires now); False if it was no longer ours."""
+        rows = self.store.backend.write(
+            "runs_release_lease", {"run_id": run_id, "owner": lease.owner, "epoch": lease.epoch}
+        )
+        return bool(rows)
+
+    def finish(self, run_id: UUID, lease: Lease, status: str, error: str | None) -> None:
+        """Set the run's final status and release the lease, fenced by the lease's epoch.
+
+        Raises :class:`LeaseLostError` (writing nothing) if another worker owns the run.
+        """
+        rows = self.store.backend.write(
+            "runs_finish",
+            {"run_id": run_id, "epoch": lease.epoch, "status": status, "error": error},
+        )
+        if not rows:
+            raise LeaseLostError(
+                f"run {run_id}: lease epoch {lease.epoch} is stale; another worker owns the "
+                f"run, so it was not marked {status}"
+            )
+
+    def claim_orphans(
+        self, owner: str, ttl: float, *, kind: str, agent_ids: list[str], limit: int
+    ) -> list[tuple[UUID, Lease]]:
+        """Lease up to ``limit`` active runs of these agents whose lease expired."""
+        ttl = validate_ttl(ttl)
+        rows = self.store.backend.write(
+            "runs_claim_orphans",
+            {
+                "owner": owner,
+                "ttl": ttl,
+                "kind": kind,
+                "agent_ids": orjson.dumps(agent_ids).decode(),
+                "limit": limit,
+            },
+        )
+        return [(row["run_id"], _lease(row, ttl)) for row in rows]
+
+
+class Heartbeat:
+    """Keeps one lease alive by renewing it every ``ttl / 3`` seconds in the background.
+
+    When a renewal finds the lease taken over, ``lost`` becomes True and the heartbeat
+    stops; the run loop then stops before its next step. A renewal that fails for
+    another reason (the database is briefly unreachable) is logged and tried again.
+    """
+
+    def __init__(self, leases: Leases, run_id: UUID, lease: Lease) -> None:
+        self._leases = leases
+        self.run_id = run_id
+        self.lease = lease
+        self.lost = False
+        self._ticker = Ticker(
+            renew_interval(lease.ttl), self.beat, name=f"agentckpt-heartbeat-{run_id}"
+        )
+
+    def start(self) -> None:
+        """Start renewing in the background."""
+        self._ticker.start()
+
+    def beat(self) -> bool:
+        """Renew once now; False once the lease is lost."""
+        renewed = self._leases.renew(self.run_id, self.lease)
+        if renewed is None:
+            self.lost = True
+            log.warning(
+                "run %s: lease epoch %d was taken over; this worker stops writing",
+                self.run_id,
+                self.lease.epoch,
+            )
+            return False
+        self.lease = renewed
+        return True
+
+    def stop(self) -> None:
+        """Stop renewing (the lease is left as it is)."""
+        self._ticker.stop()

@@ -1,0 +1,441 @@
+"""The run loop: resume or start a long agent run and commit one checkpoint per step.
+
+``_sync/runloop.py`` is generated from this file by ``scripts/unasync.py``; edit this one.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import replace
+from typing import Any
+
+from agentckpt import _compat
+from agentckpt._core.codec import decode, encode_trusted
+from agentckpt.blobstores.base import BlobStore
+from agentckpt.errors import (
+    AgentckptError,
+    ConfigurationError,
+    ConflictError,
+    CorruptDataError,
+    FatalError,
+    FencedError,
+    LeaseLostError,
+    NotFoundError,
+    OutcomeUnknownError,
+    RetriesExhaustedError,
+    RunFailedError,
+    StoreError,
+    TransientError,
+    UnavailableError,
+)
+from agentckpt.records import StepInfo
+from agentckpt.runs.artifacts_async import AsyncArtifacts
+from agentckpt.runs.audit_async import AsyncAuditLog
+from agentckpt.runs.context_async import AsyncStepContext
+from agentckpt.runs.effects_async import AsyncEffects
+from agentckpt.runs.lease_terms import Lease, default_owner
+from agentckpt.runs.leases_async import AsyncHeartbeat, AsyncLeases
+from agentckpt.runs.offload import OffloadPolicy, ref_uris
+from agentckpt.runs.results import Finish, RunResult
+from agentckpt.runs.retry import RetryPolicy
+from agentckpt.store.store_async import AsyncStore, RunId, as_run_id
+
+__all__ = ["AsyncAgentRun", "AsyncStepContext"]
+
+log = logging.getLogger("agentckpt.runs")
+
+# Errors that say nothing about the run itself (the database, the blob store, the
+# configuration, or another worker owning the run): they propagate and the run keeps its
+# status, so it can be resumed once the cause is fixed.
+_NOT_THE_RUNS_FAULT = (
+    ConflictError,
+    StoreError,
+    CorruptDataError,
+    FencedError,
+    NotFoundError,
+    ConfigurationError,
+)
+# Errors after which the step is simply tried again from the last checkpoint.
+_STORE_TRANSIENT = (UnavailableError, OutcomeUnknownError)
+
+_UNSET: Any = object()
+
+
+def _fresh(state: Any) -> Any:
+    """A deep copy of a committed state (exact: committed states are valid JSON values)."""
+    return decode(encode_trusted(state))
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+StepFn = Callable[[AsyncStepContext], Awaitable[Any]]
+
+
+class AsyncAgentRun:
+    """A long agent run driven step by step, with a checkpoint after every step.
+
+    The run is identified by ``run_id``: the first use creates it and commits
+    ``initial_state`` as step 0; any later use (after a crash, on another machine)
+    resumes from the last committed step. Each step's state is committed as a delta
+    against the previous one, with a full snapshot every ``snapshot_interval`` steps
+    that prunes the steps before it, so a run's rows stay bounded however long it runs.
+
+    While open, the worker holds the run's lease (renewed by a heartbeat); every commit
+    is fenced by the lease epoch, so a worker whose lease was taken over writes nothing.
+
+    Errors raised by the step function:
+
+    - :class:`TransientError` (and a lost database connection): the state is reloaded
+      from the database and the step retried, up to ``retry.max_attempts`` attempts with
+      backoff; then :class:`RetriesExhaustedError` and the run is marked failed (the
+      database errors are re-raised instead, and the run stays active).
+    - :class:`FatalError`: the run is marked failed with the error, and it is re-raised.
+    - any other exception (a bug, an unstorable state): the run is marked failed with
+      the error (it would fail the same way on every resume), and it is re-raised.
+    - errors that are not the run's fault (another worker owns it, the database or blob
+      store is broken, bad configuration) and interrupts (``KeyboardInterrupt``,
+      cancellation) propagate and leave the run active, to be resumed.
+
+    Example::
+
+        async def step(ctx):
+            ctx.state["n"] += 1
+            return ctx.state if ctx.state["n"] < 10 else Finish(ctx.state)
+
+        result = await AsyncAgentRun(store, run_id, initial_state={"n": 0}).run(step)
+    """
+
+    def __init__(
+        self,
+        store: AsyncStore,
+        run_id: RunId | None = None,
+        *,
+        agent_id: str = "",
+        kind: str = "run",
+        config: dict[str, Any] | None = None,
+        metadata: dict[str, Any] | None = None,
+        initial_state: Any = _UNSET,
+        snapshot_interval: int = 20,
+        retry: RetryPolicy | None = None,
+        offload: OffloadPolicy | None = None,
+        blobs: BlobStore | None = None,
+        owner: str | None = None,
+        lease_ttl: float = 30.0,
+        lease: Lease | None = None,
+        heartbeat: bool = True,
+        audit: AsyncAuditLog | None = None,
+        sleep: Callable[[float], Awaitable[None]] | None = None,
+        rng: Callable[[], float] = random.random,
+    ) -> None:
+        self.run_id = as_run_id(run_id) if run_id is not None else uuid.uuid4()
+        # This run's snapshot cadence, passed with each commit: the run shares the
+        # caller's store (and its view of the run's head) whatever its interval.
+        self.policy = replace(store.policy, interval=snapshot_interval)
+        self.store = store
+        self.agent_id = agent_id
+        self.kind = kind
+        self.config = config
+        self.metadata = metadata
+        self.retry = retry or RetryPolicy()
+        self.owner = lease.owner if lease is not None else (owner or default_owner())
+        self.lease_ttl = lease.ttl if lease is not None else lease_ttl
+        self._initial = initial_state
+        self._adopted = lease
+        self._use_heartbeat = heartbeat
+        self._audit = audit
+        self._sleep = sleep or _compat.sleep_async
+        self._rng = rng
+        self._leases = AsyncLeases(self.store)
+        self._effects = AsyncEffects(self.store, limits=store.limits)
+        self._artifacts = AsyncArtifacts(self.store, self.run_id, blobs, offload or OffloadPolicy())
+        self._heartbeat: AsyncHeartbeat | None = None
+        self._open = False
+        self._finished = False
+        self._status = "active"
+        self._step: int | None = None
+        self._state: Any = None
+        self._known: set[str] = set()
+
+    # -- lifecycle -------------------------------------------------------------------
+
+    async def __aenter__(self) -> AsyncAgentRun:
+        await self.open()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    @property
+    def lease(self) -> Lease:
+        """The lease this worker holds; :class:`LeaseLostError` if the run is not open."""
+        if self._heartbeat is None:
+            raise LeaseLostError(f"run {self.run_id} is not open in this worker")
+        return self._heartbeat.lease
+
+    @property
+    def step(self) -> int | None:
+        """The last committed step (None before the first)."""
+        return self._step
+
+    @property
+    def state(self) -> Any:
+        """The last committed state (blob references not loaded); do not mutate it."""
+        return self._state
+
+    async def open(self) -> None:
+        """Create the run if new, take its lease, start the heartbeat, load its head."""
+        if self._open:
+            return
+        info = await self.store.create_run(
+            self.run_id,
+            agent_id=self.agent_id,
+            kind=self.kind,
+            config=self.config,
+            metadata=self.metadata,
+            exist_ok=True,
+        )
+        if self._adopted is not None:
+            if (info.lease_owner, info.lease_epoch) != (self._adopted.owner, self._adopted.epoch):
+                raise LeaseLostError(
+                    f"run {self.run_id}: the lease of epoch {self._adopted.epoch} was taken "
+                    f"over (now epoch {info.lease_epoch}, owner {info.lease_owner!r})"
+                )
+            lease = self._adopted
+        else:
+            lease = await self._leases.acquire(self.run_id, self.owner, self.lease_ttl)
+        self._heartbeat = AsyncHeartbeat(self._leases, self.run_id, lease)
+        self._open = True
+        self._finished = False
+        self._status = info.status
+        try:
+            if self._use_heartbeat:
+                self._heartbeat.start()
+            await self._reload()
+        except BaseException:
+            await self.close()
+            raise
+        self._emit(
+            "run.started",
+            {"owner": lease.owner, "epoch": lease.epoch, "step": self._step},
+            step=self._step,
+        )
+
+    async def close(self, *, release: bool = True) -> None:
+        """Stop the heartbeat and release the lease (unless it was lost or the run ended).
+
+        With ``release=False`` the lease is left to expire, so no worker takes the run
+        over before its ttl has passed (a recovery worker does this after a failure, to
+        back off instead of retrying at once).
+        """
+        if not self._open or self._heartbeat is None:
+            return
+        self._open = False
+        heartbeat = self._heartbeat
+        await heartbeat.stop()
+        if heartbeat.lost or self._finished or not release:
+            return
+        try:
+            await self._leases.release(self.run_id, heartbeat.lease)
+        except AgentckptError as exc:
+            log.warning("run %s: could not release the lease (%s); it expires", self.run_id, exc)
+
+    # -- the loop --------------------------------------------------------------------
+
+    async def run(self, step_fn: StepFn, *, max_steps: int | None = None) -> RunResult:
+        """Run ``step_fn`` step after step until it returns :class:`Finish` or the run
+        reaches step ``max_steps``; the run is then marked completed.
+
+        ``step_fn(ctx)`` returns the new state (see :class:`AsyncStepContext`). The run
+        is opened (lease taken) if it is not open yet, and closed again at the end.
+        """
+        async for _ in self.steps(step_fn, max_steps=max_steps):
+            pass
+        return RunResult(self.run_id, self._status, self._step or 0, self._state)
+
+    async def steps(
+        self, step_fn: StepFn, *, max_steps: int | None = None
+    ) -> AsyncIterator[StepInfo]:
+        """Like :meth:`run`, yielding each step once it is durable.
+
+        If the run was not open, it is opened here and closed (its lease released) when
+        the iteration ends, also by ``break``; the run then stays active. With
+        ``async with run:`` around the loop the lease is held until the block ends.
+        """
+        opened_here = not self._open
+        await self.open()
+        try:
+            async for info in self._steps(step_fn, max_steps):
+                yield info
+        finally:
+            if opened_here:
+                await self.close()
+
+    async def _steps(self, step_fn: StepFn, max_steps: int | None) -> AsyncIterator[StepInfo]:
+        if self._status == "failed":
+            raise RunFailedError(
+                f"run {self.run_id} is marked failed; set its status to 'active' to resume it"
+            )
+        if self._status != "active":
+            return
+        if self._step is None:
+            self._check_lease()
+            yield await self._commit_initial()
+        assert self._step is not None
+        failures = 0
+        stale = False
+        number = self._step + 1
+        while True:
+            try:
+                if stale:
+                    before = self._step
+                    await self._reload()
+                    stale = False
+                    if self._step != before:
+                        failures = 0  # a commit of unknown outcome had landed
+                assert self._step is not None
+                number = self._step + 1
+                if max_steps is not None and self._step >= max_steps:
+                    break
+                self._check_lease()
+                ctx = AsyncStepContext(self, number, self._step, failures + 1, _fresh(self._state))
+                outcome = await step_fn(ctx)
+                finish = isinstance(outcome, Finish)
+                info = await self._commit(number, outcome.state if finish else outcome, failures)
+            except TransientError as exc:
+                failures += 1
+                await self._backoff(number, failures, exc, fatal=True)
+                stale = True
+                continue
+            except _STORE_TRANSIENT as exc:
+                failures += 1
+                await self._backoff(number, failures, exc, fatal=False)
+                stale = True
+                continue
+            except FatalError as exc:
+                await self._fail(number, exc)
+                raise
+            except _NOT_THE_RUNS_FAULT:
+                raise
+            except Exception as exc:
+                await self._fail(number, exc)
+                raise
+            failures = 0
+            yield info
+            if finish:
+                break
+        await self._complete()
+
+    # -- internals -------------------------------------------------------------------
+
+    async def load(self, value: Any) -> Any:
+        """The content of a blob reference (``str`` or ``bytes``); other values as they are."""
+        return await self._artifacts.load(value)
+
+    def _check_lease(self) -> None:
+        if self._heartbeat is not None and self._heartbeat.lost:
+            raise LeaseLostError(
+                f"run {self.run_id}: lease epoch {self._heartbeat.lease.epoch} was taken over; "
+                "this worker stops"
+            )
+
+    async def _reload(self) -> None:
+        checkpoint = await self.store.latest(self.run_id)
+        if checkpoint is None:
+            self._step, self._state, self._known = None, None, set()
+        else:
+            self._step, self._state = checkpoint.step, checkpoint.state
+            self._known = ref_uris(checkpoint.state)
+
+    async def _commit_initial(self) -> StepInfo:
+        initial = self._initial() if callable(self._initial) else self._initial
+        if initial is _UNSET:
+            raise ConfigurationError(
+                f"run {self.run_id} has no checkpoint yet; pass initial_state= to start it"
+            )
+        return await self._commit(0, initial, 0)
+
+    async def _commit(self, number: int, state: Any, failures: int) -> StepInfo:
+        stored, pending = self._artifacts.prepare(state)
+        rows = await self._artifacts.persist(pending, self._known)
+        epoch = self.lease.epoch
+        try:
+            info = await self.store.commit(
+                self.run_id,
+                stored,
+                step=number,
+                expected_head=self._step,
+                epoch=epoch,
+                blobs=rows,
+                policy=self.policy,
+            )
+        except ConflictError as exc:
+            # A stale owner may trip over the moved head before the epoch check: report
+            # what really happened, a takeover, whichever check refused the write.
+            if not isinstance(exc, FencedError) and await self._leases.epoch(self.run_id) != epoch:
+                raise LeaseLostError(
+                    f"run {self.run_id}: lease epoch {epoch} was taken over; step {number} "
+                    "was not written"
+                ) from exc
+            raise
+        parent = self._step
+        self._step, self._state = number, stored
+        self._known = ref_uris(stored)
+        if info.kind == "snapshot" and self.policy.prune:
+            try:
+                await self._effects.prune(self.run_id, number)
+            except AgentckptError as exc:  # committed already; old effects are only garbage
+                log.warning("run %s: could not prune old effects: %s", self.run_id, exc)
+        self._emit(
+            "step.committed",
+            {"parent_step": parent, "kind": info.kind, "attempt": failures + 1, "state": stored},
+            step=number,
+        )
+        return info
+
+    async def _backoff(self, number: int, failures: int, exc: Exception, *, fatal: bool) -> None:
+        self._emit("step.retry", {"attempt": failures, "error": _describe(exc)}, step=number)
+        if not self.retry.allows(failures):
+            if not fatal:
+                raise exc
+            error = RetriesExhaustedError(
+                f"run {self.run_id} step {number}: still failing after {failures} attempts: "
+                f"{_describe(exc)}"
+            )
+            await self._fail(number, error)
+            raise error from exc
+        delay = self.retry.delay(failures, rng=self._rng)
+        log.info(
+            "run %s step %d: attempt %d failed (%s); retrying from the last checkpoint in %.2fs",
+            self.run_id,
+            number,
+            failures,
+            _describe(exc),
+            delay,
+        )
+        await self._sleep(delay)
+
+    async def _fail(self, number: int, exc: BaseException) -> None:
+        message = f"step {number}: {_describe(exc)}"
+        self._status = "failed"
+        self._emit("run.failed", {"error": message}, step=number)
+        try:
+            await self._leases.finish(self.run_id, self.lease, "failed", message)
+            self._finished = True
+        except AgentckptError as error:  # never hide the step's own error behind this one
+            log.warning("run %s: could not mark the run failed: %s", self.run_id, error)
+
+    async def _complete(self) -> None:
+        await self._leases.finish(self.run_id, self.lease, "completed", None)
+        self._finished = True
+        self._status = "completed"
+        self._emit("run.completed", {}, step=self._step)
+
+    def _emit(self, kind: str, data: Any, *, step: int | None) -> bool:
+        if self._audit is None:
+            return False
+        return self._audit.emit(self.run_id, kind, data, step=step)

@@ -1,0 +1,130 @@
+"""The recovery worker: finds orphaned runs (lease expired), claims and resumes them.
+
+``_sync/recovery.py`` is generated from this file by ``scripts/unasync.py``; edit this one.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+from uuid import UUID
+
+from agentckpt import _compat
+from agentckpt.runs.lease_terms import Lease, default_owner, validate_ttl
+from agentckpt.runs.leases_async import AsyncLeases
+from agentckpt.runs.loop_async import AsyncAgentRun
+from agentckpt.runs.results import Recovered
+from agentckpt.store.store_async import AsyncStore
+
+__all__ = ["AsyncRecoveryWorker"]
+
+log = logging.getLogger("agentckpt.runs")
+
+Factory = Callable[[AsyncAgentRun], Awaitable[Any]]
+
+
+class AsyncRecoveryWorker:
+    """Resumes runs whose worker died, through factories registered per agent id.
+
+    A run is an orphan when it is ``active`` and its lease has expired (its worker
+    crashed, froze, or released it without finishing). The worker claims one orphan at a
+    time with a single conditional UPDATE (``FOR UPDATE SKIP LOCKED`` on PostgreSQL,
+    ``BEGIN IMMEDIATE`` on SQLite), so any number of recovery workers may poll together
+    and each orphan goes to exactly one. The claim bumps the lease epoch, fencing out the
+    old worker should it wake up.
+
+    The factory receives an :class:`AsyncAgentRun` that already holds the new lease
+    (built with ``run_options``, e.g. ``blobs=`` or ``retry=``) and resumes it::
+
+        async def resume_planner(run):
+            return await run.run(planner_step, max_steps=run_max_steps)
+
+        worker = AsyncRecoveryWorker(store, run_options={"blobs": blob_store})
+        worker.register("planner", resume_planner)
+        await worker.recover_once()
+
+    An exception from a factory is logged and reported in the result, and the run's
+    lease is left to expire, so the run is tried again (by any worker) only after the
+    lease ttl; the worker goes on with the next orphan.
+    """
+
+    def __init__(
+        self,
+        store: AsyncStore,
+        *,
+        owner: str | None = None,
+        lease_ttl: float = 30.0,
+        kind: str = "run",
+        run_options: dict[str, Any] | None = None,
+    ) -> None:
+        self.store = store
+        self.owner = owner or default_owner()
+        self.lease_ttl = validate_ttl(lease_ttl)
+        self.kind = kind
+        self.run_options = dict(run_options or {})
+        self._factories: dict[str, Factory] = {}
+        self._leases = AsyncLeases(store)
+
+    def register(self, agent_id: str, factory: Factory) -> None:
+        """Resume orphaned runs of ``agent_id`` with ``factory``."""
+        self._factories[agent_id] = factory
+
+    async def recover_once(self, *, limit: int = 10) -> list[Recovered]:
+        """Claim and resume orphans one at a time, at most ``limit``; what happened to each.
+
+        One at a time, so a claimed run never waits with its lease ticking while another
+        is being resumed.
+        """
+        done: list[Recovered] = []
+        if not self._factories:
+            return done
+        while len(done) < limit:
+            claimed = await self._leases.claim_orphans(
+                self.owner,
+                self.lease_ttl,
+                kind=self.kind,
+                agent_ids=sorted(self._factories),
+                limit=1,
+            )
+            if not claimed:
+                break
+            run_id, lease = claimed[0]
+            done.append(await self._resume(run_id, lease))
+        return done
+
+    async def _resume(self, run_id: UUID, lease: Lease) -> Recovered:
+        info = await self.store.get_run(run_id)
+        factory = self._factories[info.agent_id]
+        run = AsyncAgentRun(
+            self.store,
+            run_id,
+            agent_id=info.agent_id,
+            kind=info.kind,
+            lease=lease,
+            **self.run_options,
+        )
+        log.info("recovering run %s of %r at epoch %d", run_id, info.agent_id, lease.epoch)
+        try:
+            await run.open()
+            result = await factory(run)
+        except Exception as exc:
+            log.exception("recovery of run %s failed", run_id)
+            # Keep the lease until it expires: the run is retried after its ttl, not in a
+            # tight loop by this same pass.
+            await run.close(release=False)
+            return Recovered(run_id, info.agent_id, lease.epoch, error=exc)
+        except BaseException:
+            await run.close(release=False)
+            raise
+        await run.close()
+        return Recovered(run_id, info.agent_id, lease.epoch, result=result)
+
+    async def run_forever(
+        self, *, poll_interval: float = 5.0, stop: Callable[[], bool] = lambda: False
+    ) -> None:
+        """Poll for orphans every ``poll_interval`` seconds until ``stop()`` is true."""
+        while not stop():
+            recovered = await self.recover_once()
+            if not recovered and not stop():
+                await _compat.sleep_async(poll_interval)

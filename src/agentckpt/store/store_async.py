@@ -1,0 +1,621 @@
+"""The store: runs and their steps on one backend (async source of ``_sync/store.py``).
+
+``_sync/store.py`` is generated from this file by ``scripts/unasync.py``; edit this one.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from types import EllipsisType
+from typing import Any
+from uuid import UUID
+
+from agentckpt._backends.base import AsyncBackend
+from agentckpt._backends.factory import open_backend_async
+from agentckpt._backends.options import CommitOptions
+from agentckpt._compat import AsyncGroupCommit
+from agentckpt._core.blobs import BlobRef, compress, db_uri, decompress, digest_of
+from agentckpt._core.codec import DEFAULT_LIMITS, Limits, decode, encode, encode_trusted
+from agentckpt._core.metadata import decode_metadata, encode_metadata
+from agentckpt._core.plan import EMPTY_HEAD, Head, checksum, plan_commit, rebuild
+from agentckpt._core.policy import SnapshotPolicy
+from agentckpt._core.versions import StateMigrations
+from agentckpt._core.writes import BlobRow, CommitOutcome, Committed, HistoryRow, Row, StepWrite
+from agentckpt.errors import (
+    FencedError,
+    InvalidValueError,
+    NotFoundError,
+    RunNotFoundError,
+    StaleHeadError,
+    StepConflictError,
+    StepNotFoundError,
+)
+from agentckpt.records import Checkpoint, RunInfo, StepInfo
+
+RunId = UUID | str
+
+# Step numbers and lease epochs are bigint columns.
+_MAX_BIGINT = 2**63 - 1
+# Heads kept in memory as delta bases; beyond this many runs the oldest is re-read.
+_HEAD_CACHE_SIZE = 256
+# Reads the "version" field of a state for the steps.state_version column; upgrades none.
+_VERSION_READER = StateMigrations()
+
+
+def as_run_id(run_id: RunId) -> UUID:
+    """Accept a UUID or its text form; anything else is a clear error."""
+    if isinstance(run_id, UUID):
+        return run_id
+    try:
+        return UUID(str(run_id))
+    except ValueError:
+        raise InvalidValueError("", f"run id {run_id!r} is not a UUID") from None
+
+
+def check_number(name: str, value: object) -> None:
+    """Refuse a step number or epoch the store cannot keep: not an int, negative, or over
+    64 bits (they are bigint columns)."""
+    if type(value) is not int or not 0 <= value <= _MAX_BIGINT:
+        raise InvalidValueError("", f"{name} {value!r} must be an int from 0 to {_MAX_BIGINT}")
+
+
+def _run_info(row: Row) -> RunInfo:
+    config = decode(bytes(row["config"])) if row["config"] is not None else {}
+    return RunInfo(
+        run_id=row["run_id"],
+        kind=row["kind"],
+        agent_id=row["agent_id"],
+        status=row["status"],
+        head_step=row["head_step"],
+        head_open=bool(row["head_open"]),
+        snapshot_step=row["snapshot_step"],
+        lease_owner=row["lease_owner"],
+        lease_expires_at=row["lease_expires_at"],
+        lease_epoch=row["lease_epoch"],
+        heartbeat_at=row["heartbeat_at"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        parent_run_id=row["parent_run_id"],
+        parent_step=row["parent_step"],
+        config=config,
+        metadata=decode_metadata(row["metadata"]),
+        error=row["error"],
+    )
+
+
+def _step_info(run_id: UUID, row: Row) -> StepInfo:
+    stored = row.get("stored_bytes")
+    if stored is None:
+        stored = len(row["payload"])
+    return StepInfo(
+        run_id=run_id,
+        step=row["step"],
+        parent_step=row["parent_step"],
+        kind=row["kind"],
+        is_open=bool(row["is_open"]),
+        codec=row["codec"],
+        state_version=row["state_version"],
+        write_version=row["write_version"],
+        raw_bytes=row["raw_bytes"],
+        stored_bytes=stored,
+        state_bytes=row["state_bytes"],
+        checksum=bytes(row["checksum"]).hex(),
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+    )
+
+
+class AsyncStore:
+    """Durable runs and steps on SQLite or PostgreSQL.
+
+    A commit returns only once the step is durable; it is idempotent (the same step with
+    the same content again is a no-op), refuses to change a committed step, and refuses
+    a writer whose view of the run is stale. Reads always go to the database.
+
+    Example::
+
+        async with await AsyncStore.connect("sqlite:///agent.db") as store:
+            run = await store.create_run(agent_id="planner")
+            await store.commit(run.run_id, {"messages": []})
+            checkpoint = await store.latest(run.run_id)
+    """
+
+    def __init__(
+        self,
+        backend: AsyncBackend,
+        *,
+        policy: SnapshotPolicy | None = None,
+        limits: Limits = DEFAULT_LIMITS,
+        migrations: StateMigrations | None = None,
+        verify: bool = True,
+        commit: CommitOptions = CommitOptions(),
+    ) -> None:
+        self.backend = backend
+        self.policy = policy or SnapshotPolicy()
+        self.limits = limits
+        # None: states are returned as stored. A store holding runs of several formats
+        # (conversations, free-form runs) leaves upgrades to each front door.
+        self.migrations = migrations
+        self.verify = verify
+        self._heads: OrderedDict[UUID, Head] = OrderedDict()
+        # A sync Store may be shared by threads (framework adapters do); every access to
+        # the head cache holds this lock. It is never held across I/O.
+        self._heads_lock = threading.Lock()
+        self._in_flight: dict[UUID, tuple[int, bytes]] = {}
+        # Concurrent commits of different runs share a statement and a transaction; at
+        # most commit_senders batches (each on a connection of its own) are in flight.
+        self._group = AsyncGroupCommit(
+            self._send_batch,
+            concurrency=min(commit.commit_senders, backend.max_batches),
+            max_writes=commit.group_commit,
+        )
+
+    @classmethod
+    async def connect(
+        cls,
+        url: str,
+        *,
+        migrate: bool = True,
+        policy: SnapshotPolicy | None = None,
+        limits: Limits = DEFAULT_LIMITS,
+        migrations: StateMigrations | None = None,
+        verify: bool = True,
+        **settings: Any,
+    ) -> AsyncStore:
+        """Open a store for ``url`` and, unless ``migrate=False``, bring its schema up to date.
+
+        ``settings`` are the URL's settings as keywords (``pool_max=20``), which win over
+        the URL; an unknown one is a :class:`ConfigurationError`.
+        """
+        backend, commit = await open_backend_async(url, **settings)
+        store = cls(
+            backend,
+            policy=policy,
+            limits=limits,
+            migrations=migrations,
+            verify=verify,
+            commit=commit,
+        )
+        if migrate:
+            try:
+                await backend.migrate()
+            except BaseException:
+                await backend.close()
+                raise
+        return store
+
+    async def _send_batch(self, writes: Sequence[StepWrite]) -> list[CommitOutcome]:
+        return await self.backend.commit_batch(writes)
+
+    async def __aenter__(self) -> AsyncStore:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Wait for the commits being sent, then release the backend's connections."""
+        await self._group.wait_idle()
+        await self.backend.close()
+
+    async def migrate(self) -> list[int]:
+        """Apply pending schema migrations; returns the versions applied now."""
+        return await self.backend.migrate()
+
+    # -- runs ------------------------------------------------------------------------
+
+    async def create_run(
+        self,
+        run_id: RunId | None = None,
+        *,
+        agent_id: str = "",
+        kind: str = "run",
+        config: Mapping[str, Any] | None = None,
+        metadata: dict[str, Any] | None = None,
+        exist_ok: bool = False,
+        parent: tuple[UUID, int] | None = None,
+    ) -> RunInfo:
+        """Create a run (a durable record before its first step) and return it.
+
+        ``config`` is stored exactly (agent config, tool registry, ...). With
+        ``exist_ok`` an existing run with this id is returned unchanged.
+        """
+        rid = as_run_id(run_id) if run_id is not None else uuid.uuid4()
+        config_bytes = encode(dict(config or {}), limits=self.limits)
+        rows = await self.backend.write(
+            "insert_run",
+            {
+                "run_id": rid,
+                "kind": kind,
+                "agent_id": agent_id,
+                "config": config_bytes,
+                "metadata": encode_metadata(metadata or {}),
+                "parent_run_id": parent[0] if parent else None,
+                "parent_step": parent[1] if parent else None,
+            },
+        )
+        if not rows and not exist_ok:
+            raise StepConflictError(f"run {rid} already exists")
+        return await self.get_run(rid)
+
+    async def get_run(self, run_id: RunId) -> RunInfo:
+        """The run's record; :class:`RunNotFoundError` if there is none."""
+        rid = as_run_id(run_id)
+        rows = await self.backend.read("get_run", {"run_id": rid})
+        if not rows:
+            raise RunNotFoundError(f"no run {rid}")
+        return _run_info(rows[0])
+
+    async def list_runs(
+        self,
+        *,
+        agent_id: str | None = None,
+        kind: str | None = None,
+        status: str | None = None,
+        idle_seconds: float | None = None,
+        limit: int = 100,
+    ) -> list[RunInfo]:
+        """Runs, most recently updated first, filtered by agent, kind, status and idleness."""
+        rows = await self.backend.read(
+            "list_runs",
+            {
+                "agent_id": agent_id,
+                "kind": kind,
+                "status": status,
+                "idle_seconds": idle_seconds,
+                "limit": limit,
+            },
+        )
+        return [_run_info(row) for row in rows]
+
+    async def set_status(self, run_id: RunId, status: str, *, error: str | None = None) -> None:
+        """Mark a run (``active``, ``completed``, ``failed``, ...), with an optional error."""
+        rid = as_run_id(run_id)
+        if not await self.backend.write(
+            "set_status", {"run_id": rid, "status": status, "error": error}
+        ):
+            raise RunNotFoundError(f"no run {rid}")
+
+    async def delete_run(self, run_id: RunId) -> bool:
+        """Delete a run and everything stored for it, at once; False if it did not exist."""
+        rid = as_run_id(run_id)
+        self._forget(rid)
+        return bool(await self.backend.write("delete_run", {"run_id": rid}))
+
+    # -- steps -----------------------------------------------------------------------
+
+    async def commit(
+        self,
+        run_id: RunId,
+        state: Any,
+        *,
+        step: int | None = None,
+        keep_open: bool = False,
+        expected_head: int | EllipsisType | None = ...,
+        epoch: int | None = None,
+        metadata: dict[str, Any] | None = None,
+        blobs: Sequence[BlobRow] = (),
+        history: Sequence[HistoryRow] = (),
+        policy: SnapshotPolicy | None = None,
+    ) -> StepInfo:
+        """Commit ``state`` as a step of the run; durable when this returns.
+
+        ``step`` defaults to the step after the head. Committing a step that already
+        exists with the same state is a no-op that returns it; with another state it
+        raises :class:`StepConflictError`, except for the open head.
+
+        ``keep_open=True`` leaves the step open: the same writer may commit the same
+        step number again (each write bumps its ``write_version``) until it commits it
+        with ``keep_open=False`` or commits a later step.
+
+        ``expected_head`` (a step number, or None for "no step yet") makes the commit
+        fail with :class:`StaleHeadError` unless the run's head is that step. ``epoch``
+        fences the write with a lease epoch (:class:`FencedError` when stale).
+        ``metadata`` keys replace the run's top-level metadata keys. ``blobs`` (from
+        :meth:`prepare_blob`) are written in the same transaction as the step, so a
+        step never references a blob that is not stored. ``history`` rows (archived
+        parts of the state) are likewise written atomically with the step. ``policy``
+        overrides the store's snapshot policy for this commit (a run's own cadence).
+        """
+        rid = as_run_id(run_id)
+        if step is not None:
+            check_number("step", step)
+        if epoch is not None:
+            check_number("epoch", epoch)
+        head = await self._head(rid)
+        in_flight = self._in_flight.pop(rid, None)
+        # The previous commit of this run failed with its outcome unknown and did land:
+        # a retry of the same state is that commit, not a new step.
+        if (
+            in_flight is not None
+            and step is None
+            and head.step == in_flight[0]
+            and checksum(encode(state, limits=self.limits)) == in_flight[1]
+        ):
+            return await self._step_info(rid, in_flight[0])
+        if expected_head is not ... and expected_head != head.step:
+            head = await self._head(rid, reload=True)
+            if expected_head != head.step:
+                raise StaleHeadError(
+                    f"run {rid}: expected head step {expected_head}, the head is {head.step}"
+                )
+        target = step if step is not None else (1 if head.step is None else head.step + 1)
+        if (
+            head.step is not None
+            and target <= head.step
+            and not (target == head.step and head.is_open)
+        ):
+            return await self._recommit(rid, target, state)
+
+        plan = plan_commit(
+            rid,
+            head,
+            state,
+            step=target,
+            keep_open=keep_open,
+            policy=policy or self.policy,
+            limits=self.limits,
+        )
+        write = StepWrite(
+            run_id=rid,
+            step=plan.step,
+            parent_step=plan.parent_step,
+            kind=plan.kind,
+            is_open=plan.is_open,
+            codec=plan.codec,
+            payload=plan.payload,
+            state_version=(self.migrations or _VERSION_READER).version_of(state),
+            write_version=plan.write_version,
+            raw_bytes=plan.raw_bytes,
+            state_bytes=plan.state_bytes,
+            checksum=plan.checksum,
+            expected_step=plan.expected_step,
+            expected_version=plan.expected_version,
+            epoch=epoch,
+            snapshot_step=plan.snapshot_step,
+            chain_bytes=plan.chain_bytes,
+            prune_below=plan.prune_below,
+            seal_step=plan.seal_step,
+            metadata=encode_metadata(metadata),
+            blobs=tuple(blobs),
+            history=tuple(history),
+        )
+        try:
+            outcome = await self._group.commit(write)
+        except BaseException:
+            # Outcome unknown: re-read before the next commit, and remember what was in
+            # flight, so a retry without an explicit step is recognised if it landed.
+            self._forget(rid)
+            self._in_flight[rid] = (plan.step, plan.checksum)
+            raise
+        if isinstance(outcome, Committed):
+            self._remember(rid, plan.head)
+            return StepInfo(
+                run_id=rid,
+                step=plan.step,
+                parent_step=plan.parent_step,
+                kind=plan.kind,
+                is_open=plan.is_open,
+                codec=plan.codec,
+                state_version=write.state_version,
+                write_version=plan.write_version,
+                raw_bytes=plan.raw_bytes,
+                stored_bytes=len(plan.payload),
+                state_bytes=plan.state_bytes,
+                checksum=plan.checksum.hex(),
+                created_at=outcome.created_at,
+                updated_at=outcome.updated_at,
+            )
+        self._forget(rid)
+        probe = outcome.probe
+        if probe is None:
+            raise RunNotFoundError(f"no run {rid}; create it with create_run() first")
+        if epoch is not None and probe["lease_epoch"] != epoch:
+            raise FencedError(
+                f"run {rid}: lease epoch {epoch} is stale (now {probe['lease_epoch']}); "
+                "another worker owns the run, nothing was written"
+            )
+        if probe["checksum"] is not None and bytes(probe["checksum"]) == plan.checksum:
+            return await self._step_info(rid, target)  # a retry of a commit that landed
+        if probe["checksum"] is not None and not probe["is_open"] and step is not None:
+            # Only a step the caller named is "already committed"; a default step number
+            # came from a stale head, which the StaleHeadError below reports.
+            raise StepConflictError(
+                f"run {rid}: step {target} is already committed with other content"
+            )
+        raise StaleHeadError(
+            f"run {rid}: the head moved to step {probe['head_step']} "
+            f"(version {probe['head_version']}) since this writer read step {head.step}; "
+            "nothing was written, re-read the run"
+        )
+
+    async def _recommit(self, rid: UUID, step: int, state: Any) -> StepInfo:
+        """A commit of a step at or before a sealed head: a retry, or a conflict."""
+        digest = checksum(encode(state, limits=self.limits))
+        rows = await self.backend.read("commit_probe", {"run_id": rid, "step": step})
+        if rows and rows[0]["checksum"] is not None:
+            if bytes(rows[0]["checksum"]) == digest:
+                return await self._step_info(rid, step)
+            raise StepConflictError(
+                f"run {rid}: step {step} is already committed with other content"
+            )
+        raise StaleHeadError(
+            f"run {rid}: step {step} is not after the head step "
+            f"{rows[0]['head_step'] if rows else None} and is not kept"
+        )
+
+    async def _step_info(self, rid: UUID, step: int) -> StepInfo:
+        for info in await self.steps(rid):
+            if info.step == step:
+                return info
+        raise StepNotFoundError(f"run {rid} has no kept step {step}")
+
+    def _remember(self, rid: UUID, head: Head) -> None:
+        with self._heads_lock:
+            self._heads[rid] = head
+            self._heads.move_to_end(rid)
+            while len(self._heads) > _HEAD_CACHE_SIZE:
+                self._heads.popitem(last=False)
+
+    def _forget(self, rid: UUID) -> None:
+        with self._heads_lock:
+            self._heads.pop(rid, None)
+
+    async def _head(self, rid: UUID, *, reload: bool = False) -> Head:
+        if not reload:
+            with self._heads_lock:
+                cached = self._heads.get(rid)
+            if cached is not None:
+                return cached
+        rows = await self.backend.read("load_chain", {"run_id": rid, "step": None})
+        if not rows:
+            await self.get_run(rid)  # raises RunNotFoundError for an unknown run
+            head = EMPTY_HEAD
+        else:
+            head = rebuild(rid, rows, verify=self.verify)
+        self._remember(rid, head)
+        return head
+
+    async def resume(self, run_id: RunId) -> Checkpoint | None:
+        """Read the run's newest state and make it the base of this store's next commit.
+
+        Like :meth:`latest`, but it also resets the store's view of the run to what the
+        database holds now, so the next commit is guarded against exactly this head:
+        if another writer moves the run on meanwhile, that commit raises a conflict
+        instead of building on a stale state. Use it when a writer (re)starts. Returns
+        None when the run has no step yet.
+        """
+        rid = as_run_id(run_id)
+        rows = await self.backend.read("load_chain", {"run_id": rid, "step": None})
+        if not rows:
+            await self.get_run(rid)
+            self._remember(rid, EMPTY_HEAD)
+            return None
+        head = rebuild(rid, rows, verify=self.verify)
+        self._remember(rid, head)
+        # The head state is the store's delta base; the caller gets its own copy.
+        state = decode(encode_trusted(head.state))
+        if self.migrations is not None:
+            state, _ = self.migrations.upgrade(state)
+        return Checkpoint(
+            run_id=rid, step=rows[-1]["step"], state=state, info=_step_info(rid, rows[-1])
+        )
+
+    async def latest(self, run_id: RunId) -> Checkpoint | None:
+        """The run's newest state, read from the database in one query; None if no step yet."""
+        rid = as_run_id(run_id)
+        rows = await self.backend.read("load_chain", {"run_id": rid, "step": None})
+        if not rows:
+            await self.get_run(rid)
+            return None
+        return self._checkpoint(rid, rows)
+
+    async def state_at(self, run_id: RunId, step: int) -> Checkpoint:
+        """The run's state at a kept step; :class:`StepNotFoundError` if it is not kept."""
+        rid = as_run_id(run_id)
+        rows = await self.backend.read("load_chain", {"run_id": rid, "step": step})
+        if not rows or rows[-1]["step"] != step:
+            await self.get_run(rid)
+            raise StepNotFoundError(f"run {rid} has no kept step {step}")
+        return self._checkpoint(rid, rows)
+
+    def _checkpoint(self, rid: UUID, rows: list[Row]) -> Checkpoint:
+        head = rebuild(rid, rows, verify=self.verify)
+        state = head.state
+        if self.migrations is not None:
+            state, _ = self.migrations.upgrade(state)
+        return Checkpoint(
+            run_id=rid, step=rows[-1]["step"], state=state, info=_step_info(rid, rows[-1])
+        )
+
+    async def steps(self, run_id: RunId) -> list[StepInfo]:
+        """The run's kept steps in order, without their states."""
+        rid = as_run_id(run_id)
+        rows = await self.backend.read("list_steps", {"run_id": rid})
+        if not rows:
+            await self.get_run(rid)
+        return [_step_info(rid, row) for row in rows]
+
+    async def prune(self, run_id: RunId) -> int:
+        """Delete the steps before the run's newest snapshot; returns how many went."""
+        rid = as_run_id(run_id)
+        run = await self.get_run(rid)
+        if run.snapshot_step is None:
+            return 0
+        before = await self.steps(rid)
+        await self.backend.write("prune_steps", {"run_id": rid, "below": run.snapshot_step})
+        return sum(1 for info in before if info.step < run.snapshot_step)
+
+    async def fork(
+        self, run_id: RunId, step: int | None = None, *, new_run_id: RunId | None = None
+    ) -> RunInfo:
+        """Start a new run from the state of ``run_id`` at ``step`` (default: its head).
+
+        The new run records where it came from (``parent_run_id``, ``parent_step``) and
+        starts with one snapshot at the same step number.
+        """
+        rid = as_run_id(run_id)
+        source = await self.get_run(rid)
+        checkpoint = await (self.latest(rid) if step is None else self.state_at(rid, step))
+        if checkpoint is None:
+            raise StepNotFoundError(f"run {rid} has no step to fork from")
+        fork = await self.create_run(
+            new_run_id,
+            agent_id=source.agent_id,
+            kind=source.kind,
+            config=source.config,
+            metadata=source.metadata,
+            parent=(rid, checkpoint.step),
+        )
+        try:
+            copy = {"from_run_id": rid, "to_run_id": fork.run_id, "step": checkpoint.step}
+            await self.backend.write("copy_blobs", copy)
+            await self.backend.write("copy_history", copy)
+            await self.commit(fork.run_id, checkpoint.state, step=checkpoint.step)
+        except BaseException:
+            await self.delete_run(fork.run_id)
+            raise
+        return await self.get_run(fork.run_id)
+
+    # -- blobs -----------------------------------------------------------------------
+
+    @staticmethod
+    def prepare_blob(data: bytes) -> tuple[BlobRef, BlobRow]:
+        """Compress and address ``data``: the reference for the state, the row to commit.
+
+        Pass the row to :meth:`commit` (``blobs=[row]``) and put ``ref.to_json()`` in
+        the state; the blob and the step then become durable together.
+        """
+        digest = digest_of(data)
+        codec, stored = compress(data)
+        ref = BlobRef(digest=digest, size=len(data), codec=codec, uri=db_uri(digest))
+        return ref, BlobRow(digest=digest, codec=codec, size=len(data), data=stored)
+
+    async def put_blob(self, run_id: RunId, data: bytes) -> BlobRef:
+        """Store ``data`` as a blob of the run now (its own transaction); idempotent."""
+        rid = as_run_id(run_id)
+        ref, row = self.prepare_blob(data)
+        await self.backend.write(
+            "insert_blob",
+            {
+                "run_id": rid,
+                "digest": row.digest,
+                "codec": row.codec,
+                "size": row.size,
+                "data": row.data,
+            },
+        )
+        return ref
+
+    async def get_blob(self, run_id: RunId, ref: BlobRef | dict[str, Any]) -> bytes:
+        """The blob's original bytes, verified against its sha256."""
+        rid = as_run_id(run_id)
+        blob = ref if isinstance(ref, BlobRef) else BlobRef.from_json(ref)
+        rows = await self.backend.read("get_blob", {"run_id": rid, "digest": blob.digest})
+        if not rows:
+            raise NotFoundError(f"run {rid} has no blob {blob.digest}")
+        row = rows[0]
+        return decompress(row["codec"], bytes(row["data"]), digest=blob.digest, where=f"run {rid}")
