@@ -18,8 +18,7 @@ import psycopg
 import pytest
 
 from agentckpt import AsyncStore, Store
-
-from . import pg
+from tests.support import pg
 
 _PG: dict[str, Any] = {}
 

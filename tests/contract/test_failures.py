@@ -29,8 +29,7 @@ from agentckpt import (
 )
 from agentckpt._backends.factory import parse_url
 from agentckpt._backends.sql import load_migrations
-
-from ..dbsql import run_sql
+from tests.support.dbsql import run_sql
 
 KEEP_ALL = SnapshotPolicy(interval=5, prune=False)
 ROOT = Path(__file__).resolve().parents[2]

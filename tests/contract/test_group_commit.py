@@ -20,9 +20,8 @@ from agentckpt import AsyncStore, StaleHeadError, Store
 from agentckpt._backends.factory import parse_url
 from agentckpt._core.writes import Committed
 from agentckpt.errors import ConfigurationError, OutcomeUnknownError, StoreError
-
-from ..dbsql import run_sql
-from ..writes import step_write
+from tests.support.dbsql import run_sql
+from tests.support.writes import step_write
 
 
 def state(run: int, step: int) -> dict[str, Any]:

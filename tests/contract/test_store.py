@@ -27,8 +27,7 @@ from agentckpt import (
     StepNotFoundError,
 )
 from agentckpt._backends.factory import parse_url
-
-from ..dbsql import run_sql
+from tests.support.dbsql import run_sql
 
 KEEP_ALL = SnapshotPolicy(interval=5, prune=False)
 PRUNING = SnapshotPolicy(interval=5, prune=True)

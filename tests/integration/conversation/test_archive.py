@@ -1,0 +1,114 @@
+"""Archiving old turns to the history table: atomic with the step, read back exactly."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from agentckpt import SnapshotPolicy
+from agentckpt.conversation import ConversationOptions, ToolCall, state_migrations
+from tests.support.conversation import CONFIG, TOOLS, dumps, run_sql
+
+SMALL = ConversationOptions(archive_threshold=2000, archive_keep_turns=2)
+
+
+def chat(conversations: Any, turns: int) -> Any:
+    conv = conversations.start(agent_id="a", agent_config=CONFIG, tools=TOOLS)
+    for turn in range(turns):
+        conv.add_user_message(f"question {turn} " + "q" * 150, timestamp=f"T{turn}")
+        call = ToolCall("get_weather", {"turn": turn}, result={"t": turn}, duration_ms=turn)
+        conv.add_assistant_message(f"answer {turn} " + "a" * 150, tool_calls=[call], timestamp="A")
+    return conv
+
+
+def written(conv: Any, turns: int) -> list[dict[str, Any]]:
+    """The messages a conversation of ``turns`` turns wrote, as JSON."""
+    out = []
+    for turn in range(turns):
+        out.append(
+            {"role": "user", "content": f"question {turn} " + "q" * 150, "timestamp": f"T{turn}"}
+        )
+        out.append(
+            {
+                "role": "assistant",
+                "content": f"answer {turn} " + "a" * 150,
+                "tool_calls": [
+                    {
+                        "tool_name": "get_weather",
+                        "arguments": {"turn": turn},
+                        "result": {"t": turn},
+                        "duration_ms": turn,
+                    }
+                ],
+                "timestamp": "A",
+            }
+        )
+    return out
+
+
+def test_old_turns_move_to_history_and_read_back_exactly(make_conversations: Any) -> None:
+    conv = chat(make_conversations(options=SMALL), 30)
+    conversations = make_conversations()
+    steps = conversations.store.steps(conv.conversation_id)
+    assert max(info.state_bytes for info in steps[-5:]) < 2000 + 1200  # the hot state stays small
+    recovered = conversations.recover(conv.conversation_id, agent_config=CONFIG, tools=TOOLS)
+    archive = recovered.state.archive
+    assert archive is not None
+    assert archive.segments >= 3
+    assert archive.messages + len(recovered.state.conversation) == 60
+    assert json.dumps([m.to_json() for m in recovered.messages]) == json.dumps(written(conv, 30))
+    assert dumps(conversations.all_messages(conv.conversation_id)) == json.dumps(written(conv, 30))
+    assert dumps(conv.all_messages()) == json.dumps(written(conv, 30))
+    assert len(conversations.history(conv.conversation_id)) == archive.messages
+    assert recovered.state.conversation[0].role == "user"  # cut at a turn boundary
+
+
+def test_each_history_row_is_written_by_the_step_that_dropped_its_turns(
+    make_conversations: Any,
+) -> None:
+    keep_all = {"policy": SnapshotPolicy(prune=False), "migrations": state_migrations()}
+    conv = chat(make_conversations(options=SMALL, store_options=keep_all), 20)
+    rows = run_sql(
+        make_conversations.url,
+        "SELECT seq, step, item_count FROM history WHERE run_id = ? ORDER BY seq",
+        str(conv.conversation_id),
+    )
+    assert len(rows) >= 2
+    assert [seq for seq, _, _ in rows] == list(range(len(rows)))
+    store = make_conversations(store_options=keep_all).store
+    archived = 0
+    for seq, step, count in rows:
+        before = store.state_at(conv.conversation_id, step - 1).state
+        after = store.state_at(conv.conversation_id, step).state
+        assert before.get("archive", {"messages": 0, "segments": 0}) == {
+            "messages": archived,
+            "segments": seq,
+        }
+        archived += count
+        assert after["archive"] == {"messages": archived, "segments": seq + 1}
+        assert after["conversation"][0]["role"] == "user"
+
+
+def test_archiving_keeps_every_state_small_and_resumes_writing(make_conversations: Any) -> None:
+    conv = chat(make_conversations(options=SMALL), 12)
+    opened = make_conversations(options=SMALL).open(
+        conv.conversation_id, agent_config=CONFIG, tools=TOOLS
+    )
+    opened.add_user_message("question 12 " + "q" * 150, timestamp="T12")
+    call = ToolCall("get_weather", {"turn": 12}, result={"t": 12}, duration_ms=12)
+    opened.add_assistant_message("answer 12 " + "a" * 150, tool_calls=[call], timestamp="A")
+    conversations = make_conversations()
+    assert dumps(conversations.all_messages(conv.conversation_id)) == json.dumps(written(conv, 13))
+
+
+def test_no_archive_below_the_threshold(make_conversations: Any) -> None:
+    conv = chat(make_conversations(), 10)
+    rows = run_sql(
+        make_conversations.url,
+        "SELECT count(*) FROM history WHERE run_id = ?",
+        str(conv.conversation_id),
+    )
+    assert rows == [(0,)]
+    recovered = make_conversations().recover(conv.conversation_id, agent_config=CONFIG, tools=TOOLS)
+    assert recovered.state.archive is None
+    assert "archive" not in recovered.state.to_json()
