@@ -20,6 +20,7 @@ from agentckpt._core.delta import apply as apply_patch
 from agentckpt._core.delta import diff as diff_states
 from agentckpt._core.policy import SnapshotPolicy
 from agentckpt._core.versions import StateMigrations
+from agentckpt._version import __version__
 from agentckpt.conversation import AsyncConversations, Conversations
 from agentckpt.errors import (
     AgentckptError,
@@ -54,8 +55,6 @@ from agentckpt.records import Checkpoint, RunInfo, StepInfo
 from agentckpt.runs import AgentRun, AsyncAgentRun
 from agentckpt.store.store import Store
 from agentckpt.store.store_async import AsyncStore
-
-__version__ = "0.1.0"
 
 __all__ = [
     "DEFAULT_LIMITS",

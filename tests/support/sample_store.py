@@ -95,7 +95,7 @@ def populate(url: str) -> Sample:
         rid = conv.run_id
         writes = [
             (
-                "cli_import_effect",
+                "ops_import_effect",
                 {
                     "step": 4,
                     "key": "send_email",
@@ -105,7 +105,7 @@ def populate(url: str) -> Sample:
                 },
             ),
             (
-                "cli_import_event",
+                "ops_import_event",
                 {
                     "event_id": str(uuid.uuid4()),
                     "step": 5,
@@ -115,9 +115,9 @@ def populate(url: str) -> Sample:
                     "created_at": WHEN,
                 },
             ),
-            ("cli_import_thread", {"thread_id": "thread-1", "namespace": ""}),
+            ("ops_import_thread", {"thread_id": "thread-1", "namespace": ""}),
             (
-                "cli_import_step_index",
+                "ops_import_step_index",
                 {
                     "checkpoint_id": "ckpt-0001",
                     "step": 12,
@@ -127,7 +127,7 @@ def populate(url: str) -> Sample:
                 },
             ),
             (
-                "cli_import_step_write",
+                "ops_import_step_write",
                 {
                     "checkpoint_id": "ckpt-0001",
                     "task_id": "task-1",

@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from agentckpt import __version__
+from agentckpt._version import __version__
 from agentckpt.cli import bench, demo, doctor, extras, manage, migrate, runs, stats, transfer, web
 from agentckpt.cli.command import EXIT_ERROR, EXIT_USAGE, CommandLineError, Parser
 from agentckpt.errors import AgentckptError

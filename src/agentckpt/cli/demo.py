@@ -36,10 +36,11 @@ def register(
 
 def run(args: argparse.Namespace) -> int:
     """Run the demo and print what happened and what it stored."""
-    from agentckpt.cli.catalog import run_summaries
-    from agentckpt.cli.output import Progress, human_bytes
+    from agentckpt.cli.output import Progress
     from agentckpt.cli.target import DEMO_URL, open_store, sqlite_path, store_url
     from agentckpt.demo.crash import run_demo
+    from agentckpt.ops.units import human_bytes
+    from agentckpt.ops.views import run_summaries
 
     url = store_url(args, default=DEMO_URL)
     path = sqlite_path(url)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from agentckpt.cli.command import EXIT_ERROR, Subparsers
 from agentckpt.cli.durability import Finding
+from agentckpt.ops.views import durability_settings
 
 
 def register(
@@ -54,9 +55,8 @@ def diagnose(url: str) -> tuple[str, list[Finding]]:
     from agentckpt.cli.target import open_store, sqlite_path
 
     with open_store(url) as store:
-        rows = store.backend.read("cli_durability", {})
+        settings = durability_settings(store)
         dialect = store.backend.dialect
-    settings = dict(rows[0]) if rows else {}
     if dialect == "postgresql":
         return dialect, assess_postgres(settings)
     path = sqlite_path(url)

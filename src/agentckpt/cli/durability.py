@@ -49,7 +49,7 @@ class Finding:
 
 
 def assess_postgres(settings: dict[str, Any]) -> list[Finding]:
-    """Findings for the values of the ``cli_durability`` query on PostgreSQL."""
+    """Findings for the values of the ``ops_durability`` query on PostgreSQL."""
     out: list[Finding] = []
     sync_names = str(settings.get("synchronous_standby_names") or "").strip()
     replicas = int(settings.get("replicas") or 0)
@@ -200,7 +200,7 @@ def assess_sqlite(
     free_bytes: int | None,
     writable: bool,
 ) -> list[Finding]:
-    """Findings for a SQLite store: its pragmas (``cli_durability``) and its file's place."""
+    """Findings for a SQLite store: its pragmas (``ops_durability``) and its file's place."""
     out: list[Finding] = []
     journal = str(settings.get("journal_mode", "")).lower()
     if journal == "wal":

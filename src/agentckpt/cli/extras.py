@@ -51,8 +51,9 @@ def register(
 
 def blobs_gc(args: argparse.Namespace) -> int:
     """Collect and report."""
-    from agentckpt.cli.output import human_bytes, print_json
+    from agentckpt.cli.output import print_json
     from agentckpt.cli.target import open_store, store_url
+    from agentckpt.ops.units import human_bytes
     from agentckpt.runs import gc_blobs
 
     blob_store = None

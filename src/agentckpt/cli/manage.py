@@ -91,9 +91,9 @@ def delete_runs(args: argparse.Namespace) -> int:
 
 def prune_runs(args: argparse.Namespace) -> int:
     """Prune the named runs, or every run the filters select."""
-    from agentckpt.cli.catalog import run_summaries
     from agentckpt.cli.output import print_json, print_table
     from agentckpt.cli.target import open_store, store_url
+    from agentckpt.ops.views import run_summaries
 
     chosen: dict[str, Any] = filters(args)
     if args.run_ids and (args.all or any(v is not None for v in chosen.values())):

@@ -73,9 +73,10 @@ def register(
 
 def list_runs(args: argparse.Namespace) -> int:
     """Print the runs table."""
-    from agentckpt.cli.catalog import run_summaries
-    from agentckpt.cli.output import human_age, human_bytes, print_json, print_table
+    from agentckpt.cli.output import print_json, print_table
     from agentckpt.cli.target import open_store, store_url
+    from agentckpt.ops.units import human_age, human_bytes
+    from agentckpt.ops.views import run_summaries
 
     with open_store(store_url(args)) as store:
         found = run_summaries(store, limit=args.limit or None, **filters(args))
@@ -115,9 +116,10 @@ def _tool_registry(config: dict[str, Any], state: Any) -> Any:
 
 def show_run(args: argparse.Namespace) -> int:
     """Print one run in full."""
-    from agentckpt.cli.catalog import run_summaries, stored_state
-    from agentckpt.cli.output import human_bytes, print_fields, print_json, print_table
+    from agentckpt.cli.output import print_fields, print_json, print_table
     from agentckpt.cli.target import open_store, store_url
+    from agentckpt.ops.units import human_bytes
+    from agentckpt.ops.views import run_summaries, stored_state
 
     with open_store(store_url(args)) as store:
         run = store.get_run(args.run_id)
@@ -204,9 +206,9 @@ _MARKS = {"add": "+", "remove": "-", "replace": "~", "move": ">", "copy": "="}
 def diff_steps(args: argparse.Namespace) -> int:
     """Print the patch that turns the state at STEP_A into the state at STEP_B."""
     from agentckpt._core.delta import diff
-    from agentckpt.cli.catalog import stored_state
     from agentckpt.cli.output import print_json
     from agentckpt.cli.target import open_store, store_url
+    from agentckpt.ops.views import stored_state
 
     with open_store(store_url(args)) as store:
         before = stored_state(store, args.run_id, args.step_a)

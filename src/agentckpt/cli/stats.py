@@ -30,8 +30,8 @@ def register(
 
 
 def _store_facts(store: Any, url: str) -> dict[str, Any]:
-    from agentckpt.cli.catalog import database_size
     from agentckpt.cli.target import sqlite_path
+    from agentckpt.ops.views import database_size
 
     facts: dict[str, Any] = {"dialect": store.backend.dialect}
     facts.update(database_size(store))
@@ -46,9 +46,10 @@ def _store_facts(store: Any, url: str) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     """Print storage statistics."""
-    from agentckpt.cli.catalog import run_summaries, table_sizes
-    from agentckpt.cli.output import human_bytes, print_fields, print_json, print_table
+    from agentckpt.cli.output import print_fields, print_json, print_table
     from agentckpt.cli.target import open_store, store_url
+    from agentckpt.ops.units import human_bytes
+    from agentckpt.ops.views import run_summaries, table_sizes
 
     url = store_url(args)
     with open_store(url) as store:

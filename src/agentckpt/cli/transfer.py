@@ -1,6 +1,6 @@
 """``agentckpt export | import``: move runs between stores as JSON Lines.
 
-The format is described in :mod:`agentckpt.cli.exchange`; it round-trips exactly
+The format is described in :mod:`agentckpt.ops.exchange`; it round-trips exactly
 between SQLite and PostgreSQL.
 """
 
@@ -71,10 +71,11 @@ def _output(path: str | None) -> Iterator[TextIO]:
 
 def export_command(args: argparse.Namespace) -> int:
     """Export runs to a file or standard output."""
-    from agentckpt.cli.catalog import run_summaries
-    from agentckpt.cli.exchange import export_runs
-    from agentckpt.cli.output import Progress, human_bytes
+    from agentckpt.cli.output import Progress
     from agentckpt.cli.target import open_store, store_url
+    from agentckpt.ops.exchange import export_runs
+    from agentckpt.ops.units import human_bytes
+    from agentckpt.ops.views import run_summaries
 
     chosen = filters(args)
     if args.run_ids and any(v is not None for v in chosen.values()):
@@ -100,9 +101,9 @@ def export_command(args: argparse.Namespace) -> int:
 
 def import_command(args: argparse.Namespace) -> int:
     """Import an export file."""
-    from agentckpt.cli.exchange import import_runs
     from agentckpt.cli.output import Progress, print_json
     from agentckpt.cli.target import open_store, store_url
+    from agentckpt.ops.exchange import import_runs
 
     if args.file == "-":
         stream: TextIO = sys.stdin

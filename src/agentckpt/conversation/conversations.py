@@ -15,6 +15,7 @@ from typing import Any
 from uuid import UUID
 
 from agentckpt._core.versions import StateMigrations
+from agentckpt.conversation import queries
 from agentckpt.conversation.model import AgentConfig, ConversationMetadata, ConversationState
 from agentckpt.conversation.options import ConversationOptions
 from agentckpt.conversation.reader import KIND, ConversationReader, Rerun
@@ -185,7 +186,7 @@ class Conversations(ConversationReader):
     def heartbeat(self, conversation_id: RunId) -> datetime:
         """Refresh the conversation's heartbeat; returns the database's time of it."""
         rid = as_run_id(conversation_id)
-        rows = self.store.backend.write("conversation_heartbeat", {"run_id": rid})
+        rows = self.store.backend.write(queries.HEARTBEAT, {"run_id": rid})
         if not rows:
             raise RunNotFoundError(f"no conversation {rid}")
         heartbeat_at: datetime = rows[0]["heartbeat_at"]
@@ -208,7 +209,7 @@ class Conversations(ConversationReader):
         after: UUID | None = None
         while True:
             rows = self.store.backend.read(
-                "conversations_to_upgrade",
+                queries.TO_UPGRADE,
                 {"current": self.migrations.current, "after": after, "limit": batch_size},
             )
             for row in rows:

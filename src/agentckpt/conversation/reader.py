@@ -17,6 +17,7 @@ from uuid import UUID
 
 from agentckpt._core.blobs import BlobRef
 from agentckpt._core.versions import StateMigrations
+from agentckpt.conversation import queries
 from agentckpt.conversation.archive import stitch_segments
 from agentckpt.conversation.model import (
     AgentConfig,
@@ -132,7 +133,7 @@ class ConversationReader:
         if state.archive is None or state.archive.segments == 0:
             return []
         rows = self.store.backend.read(
-            "conversation_history", {"run_id": rid, "segments": state.archive.segments}
+            queries.HISTORY, {"run_id": rid, "segments": state.archive.segments}
         )
         messages = [
             Message.from_json(doc, path=f"/history/{i}")
@@ -164,7 +165,7 @@ class ConversationReader:
         if not older_than_seconds >= 0:
             raise ValueError(f"older_than_seconds must be >= 0, got {older_than_seconds}")
         rows = self.store.backend.read(
-            "conversation_orphans", {"older_than": float(older_than_seconds), "limit": limit}
+            queries.ORPHANS, {"older_than": float(older_than_seconds), "limit": limit}
         )
         return [
             OrphanConversation(

@@ -16,6 +16,7 @@ from uuid import UUID
 
 from agentckpt._core.blobs import BlobRef
 from agentckpt._core.versions import StateMigrations
+from agentckpt.conversation import queries
 from agentckpt.conversation.archive import stitch_segments
 from agentckpt.conversation.model import (
     AgentConfig,
@@ -131,7 +132,7 @@ class AsyncConversationReader:
         if state.archive is None or state.archive.segments == 0:
             return []
         rows = await self.store.backend.read(
-            "conversation_history", {"run_id": rid, "segments": state.archive.segments}
+            queries.HISTORY, {"run_id": rid, "segments": state.archive.segments}
         )
         messages = [
             Message.from_json(doc, path=f"/history/{i}")
@@ -163,7 +164,7 @@ class AsyncConversationReader:
         if not older_than_seconds >= 0:
             raise ValueError(f"older_than_seconds must be >= 0, got {older_than_seconds}")
         rows = await self.store.backend.read(
-            "conversation_orphans", {"older_than": float(older_than_seconds), "limit": limit}
+            queries.ORPHANS, {"older_than": float(older_than_seconds), "limit": limit}
         )
         return [
             OrphanConversation(

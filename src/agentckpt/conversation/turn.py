@@ -20,6 +20,7 @@ from uuid import UUID
 from agentckpt._core.blobs import is_ref
 from agentckpt._core.codec import encode, encode_trusted
 from agentckpt._core.writes import BlobRow, HistoryRow
+from agentckpt.conversation import queries
 from agentckpt.conversation.archive import choose_cut, segment_row
 from agentckpt.conversation.coalesce import Coalescer
 from agentckpt.conversation.model import ArchiveInfo, ConversationState, Message, ToolCall
@@ -377,7 +378,7 @@ class Conversation:
         if self._recheck_history and self._history:
             # The last write's outcome was unknown: do not send a segment twice.
             stored = self.store.backend.read(
-                "conversation_history_seqs",
+                queries.HISTORY_SEQS,
                 {"run_id": self.conversation_id, "from_seq": self._history[0].seq},
             )
             done = {row["seq"] for row in stored}

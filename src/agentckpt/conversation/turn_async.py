@@ -19,6 +19,7 @@ from uuid import UUID
 from agentckpt._core.blobs import is_ref
 from agentckpt._core.codec import encode, encode_trusted
 from agentckpt._core.writes import BlobRow, HistoryRow
+from agentckpt.conversation import queries
 from agentckpt.conversation.archive import choose_cut, segment_row
 from agentckpt.conversation.coalesce import Coalescer
 from agentckpt.conversation.model import ArchiveInfo, ConversationState, Message, ToolCall
@@ -376,7 +377,7 @@ class AsyncConversation:
         if self._recheck_history and self._history:
             # The last write's outcome was unknown: do not send a segment twice.
             stored = await self.store.backend.read(
-                "conversation_history_seqs",
+                queries.HISTORY_SEQS,
                 {"run_id": self.conversation_id, "from_seq": self._history[0].seq},
             )
             done = {row["seq"] for row in stored}

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agentckpt.cli.output import human_bytes
 from agentckpt.inspector.markup import esc
+from agentckpt.ops.units import human_bytes
 
 WIDTH, HEIGHT = 760, 240
 LEFT, RIGHT, TOP, BOTTOM = 64, 16, 16, 36

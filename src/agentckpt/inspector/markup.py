@@ -18,9 +18,9 @@ from string import Template
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from agentckpt import __version__
 from agentckpt._core.blobs import BlobRef, is_ref
-from agentckpt.cli.output import human_age, human_bytes
+from agentckpt._version import __version__
+from agentckpt.ops.units import human_age, human_bytes
 
 _CLASS = re.compile(r"[^a-z0-9_-]")
 

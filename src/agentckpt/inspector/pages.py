@@ -12,14 +12,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentckpt._core.delta import diff
-from agentckpt.cli.catalog import (
-    kept_states,
-    run_summaries,
-    stored_chain,
-    stored_state,
-    table_sizes,
-)
-from agentckpt.cli.output import human_bytes
 from agentckpt.errors import InvalidValueError
 from agentckpt.inspector.charts import StepSize, growth_chart, stored_bytes_chart
 from agentckpt.inspector.markup import (
@@ -35,6 +27,14 @@ from agentckpt.inspector.markup import (
     when,
 )
 from agentckpt.inspector.messages import messages_html, messages_of
+from agentckpt.ops.units import human_bytes
+from agentckpt.ops.views import (
+    kept_states,
+    run_summaries,
+    stored_chain,
+    stored_state,
+    table_sizes,
+)
 from agentckpt.store.store import Store, as_run_id
 
 # The timeline shows this many of the newest kept steps; older ones stay a link away.

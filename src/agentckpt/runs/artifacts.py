@@ -14,7 +14,7 @@ from uuid import UUID
 from agentckpt._core.blobs import BlobRef, db_uri, decompress, is_ref
 from agentckpt._core.writes import BlobRow
 from agentckpt.blobstores.base import BlobIO, BlobStore
-from agentckpt.errors import ConfigurationError, NotFoundError
+from agentckpt.errors import ConfigurationError
 from agentckpt.runs.offload import TEXT, OffloadPolicy, PendingBlob, blob_type, offload
 from agentckpt.store.store import Store
 
@@ -78,27 +78,23 @@ class Artifacts:
         ref = BlobRef.from_json(value)
         data = self._cache.get(ref.digest)
         if data is None:
-            codec, stored = self._fetch_stored(ref)
-            data = decompress(codec, stored, digest=ref.digest, where=f"run {self.run_id}")
+            data = self._fetch(ref)
             self._remember(ref.digest, data)
         else:
             self._cache.move_to_end(ref.digest)
         return data.decode("utf-8") if blob_type(value) == TEXT else data
 
-    def _fetch_stored(self, ref: BlobRef) -> tuple[str, bytes]:
+    def _fetch(self, ref: BlobRef) -> bytes:
+        """The blob's bytes, verified against its sha256, from wherever the ref says."""
         if ref.uri.startswith("db:"):
-            rows = self.store.backend.read(
-                "get_blob", {"run_id": self.run_id, "digest": ref.digest}
-            )
-            if not rows:
-                raise NotFoundError(f"run {self.run_id} has no blob {ref.digest} in the database")
-            return rows[0]["codec"], bytes(rows[0]["data"])
+            return self.store.get_blob(self.run_id, ref)
         if self._io is None:
             raise ConfigurationError(
                 f"run {self.run_id}: blob {ref.uri} is outside the database; pass the blob "
                 "store that holds it (blobs=...)"
             )
-        return ref.codec, self._io.get(ref.uri)
+        stored = self._io.get(ref.uri)
+        return decompress(ref.codec, stored, digest=ref.digest, where=f"run {self.run_id}")
 
     def _remember(self, digest: str, data: bytes) -> None:
         if len(data) > _CACHE_BYTES:

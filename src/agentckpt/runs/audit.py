@@ -12,6 +12,7 @@ from uuid import UUID
 
 from agentckpt._compat.background import Drain
 from agentckpt._core.codec import DEFAULT_LIMITS, Limits
+from agentckpt.runs import queries
 from agentckpt.runs.event_rows import AuditEvent, event_row, read_event
 from agentckpt.store.store import RunId, Store, as_run_id
 
@@ -101,10 +102,10 @@ class AuditLog:
         return self._drain.offer(row)
 
     def _write(self, rows: list[dict[str, Any]]) -> None:
-        self.store.backend.write_many("runs_insert_event", rows)
+        self.store.backend.write_many(queries.INSERT_EVENT, rows)
 
     def events(self, run_id: RunId) -> list[AuditEvent]:
         """The run's events as stored, oldest first."""
         rid: UUID = as_run_id(run_id)
-        rows = self.store.backend.read("runs_list_events", {"run_id": rid})
+        rows = self.store.backend.read(queries.LIST_EVENTS, {"run_id": rid})
         return [read_event(rid, row) for row in rows]

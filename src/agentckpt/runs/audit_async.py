@@ -11,6 +11,7 @@ from uuid import UUID
 
 from agentckpt._compat.background import AsyncDrain
 from agentckpt._core.codec import DEFAULT_LIMITS, Limits
+from agentckpt.runs import queries
 from agentckpt.runs.event_rows import AuditEvent, event_row, read_event
 from agentckpt.store.store_async import AsyncStore, RunId, as_run_id
 
@@ -100,10 +101,10 @@ class AsyncAuditLog:
         return self._drain.offer(row)
 
     async def _write(self, rows: list[dict[str, Any]]) -> None:
-        await self.store.backend.write_many("runs_insert_event", rows)
+        await self.store.backend.write_many(queries.INSERT_EVENT, rows)
 
     async def events(self, run_id: RunId) -> list[AuditEvent]:
         """The run's events as stored, oldest first."""
         rid: UUID = as_run_id(run_id)
-        rows = await self.store.backend.read("runs_list_events", {"run_id": rid})
+        rows = await self.store.backend.read(queries.LIST_EVENTS, {"run_id": rid})
         return [read_event(rid, row) for row in rows]

@@ -14,6 +14,7 @@ import orjson
 
 from agentckpt.blobstores.base import BlobIO, BlobStore, StoredBlob
 from agentckpt.errors import ConfigurationError
+from agentckpt.runs import queries
 from agentckpt.runs.blob_refs import BlobGcReport, DeletedBlob, step_refs
 from agentckpt.store.store import RunId, Store, as_run_id
 
@@ -23,7 +24,7 @@ __all__ = ["gc_blobs"]
 def _all_runs(store: Store, page_size: int) -> Iterator[UUID]:
     after: UUID | None = None
     while True:
-        rows = store.backend.read("runs_gc_run_page", {"after": after, "limit": page_size})
+        rows = store.backend.read(queries.GC_RUN_PAGE, {"after": after, "limit": page_size})
         for row in rows:
             yield row["run_id"]
         if len(rows) < page_size:
@@ -71,7 +72,7 @@ def gc_blobs(
     referenced_uris: set[str] = set()
 
     for run_id in _all_runs(store, page_size):
-        rows = store.backend.read("runs_gc_run_payloads", {"run_id": run_id})
+        rows = store.backend.read(queries.GC_RUN_PAYLOADS, {"run_id": run_id})
         if not rows:
             continue  # deleted since the page was read
         in_database, external = step_refs(run_id, rows)
@@ -81,7 +82,7 @@ def gc_blobs(
         if selected is not None and run_id not in selected:
             continue
         deleted = store.backend.write(
-            "runs_gc_delete_blobs",
+            queries.GC_DELETE_BLOBS,
             {
                 "run_id": run_id,
                 "head_step": rows[0]["head_step"],

@@ -13,6 +13,7 @@ import orjson
 
 from agentckpt.blobstores.base import AsyncBlobIO, BlobStore, StoredBlob
 from agentckpt.errors import ConfigurationError
+from agentckpt.runs import queries
 from agentckpt.runs.blob_refs import BlobGcReport, DeletedBlob, step_refs
 from agentckpt.store.store_async import AsyncStore, RunId, as_run_id
 
@@ -22,7 +23,7 @@ __all__ = ["gc_blobs"]
 async def _all_runs(store: AsyncStore, page_size: int) -> AsyncIterator[UUID]:
     after: UUID | None = None
     while True:
-        rows = await store.backend.read("runs_gc_run_page", {"after": after, "limit": page_size})
+        rows = await store.backend.read(queries.GC_RUN_PAGE, {"after": after, "limit": page_size})
         for row in rows:
             yield row["run_id"]
         if len(rows) < page_size:
@@ -70,7 +71,7 @@ async def gc_blobs(
     referenced_uris: set[str] = set()
 
     async for run_id in _all_runs(store, page_size):
-        rows = await store.backend.read("runs_gc_run_payloads", {"run_id": run_id})
+        rows = await store.backend.read(queries.GC_RUN_PAYLOADS, {"run_id": run_id})
         if not rows:
             continue  # deleted since the page was read
         in_database, external = step_refs(run_id, rows)
@@ -80,7 +81,7 @@ async def gc_blobs(
         if selected is not None and run_id not in selected:
             continue
         deleted = await store.backend.write(
-            "runs_gc_delete_blobs",
+            queries.GC_DELETE_BLOBS,
             {
                 "run_id": run_id,
                 "head_step": rows[0]["head_step"],

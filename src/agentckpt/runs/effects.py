@@ -11,6 +11,7 @@ from typing import Any
 from uuid import UUID
 
 from agentckpt._core.codec import DEFAULT_LIMITS, Limits
+from agentckpt.runs import queries
 from agentckpt.runs.effect_keys import decode_result, encode_result, idempotency_key
 from agentckpt.store.store import Store
 
@@ -34,7 +35,7 @@ class Effects:
     def recorded(self, run_id: UUID, step: int, key: str) -> Any:
         """The recorded result, or :data:`NOT_RECORDED` if there is none yet."""
         rows = self.store.backend.read(
-            "runs_get_effect", {"run_id": run_id, "step": step, "key": key}
+            queries.GET_EFFECT, {"run_id": run_id, "step": step, "key": key}
         )
         if not rows:
             return NOT_RECORDED
@@ -50,7 +51,7 @@ class Effects:
         """
         codec, payload = encode_result(result, limits=self.limits)
         self.store.backend.write(
-            "runs_insert_effect",
+            queries.INSERT_EFFECT,
             {"run_id": run_id, "step": step, "key": key, "codec": codec, "payload": payload},
         )
         stored = self.recorded(run_id, step, key)
@@ -70,4 +71,4 @@ class Effects:
 
     def prune(self, run_id: UUID, below: int) -> None:
         """Forget the effects of steps before ``below``: they are never replayed again."""
-        self.store.backend.write("runs_prune_effects", {"run_id": run_id, "below": below})
+        self.store.backend.write(queries.PRUNE_EFFECTS, {"run_id": run_id, "below": below})

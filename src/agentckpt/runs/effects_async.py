@@ -10,6 +10,7 @@ from typing import Any
 from uuid import UUID
 
 from agentckpt._core.codec import DEFAULT_LIMITS, Limits
+from agentckpt.runs import queries
 from agentckpt.runs.effect_keys import decode_result, encode_result, idempotency_key
 from agentckpt.store.store_async import AsyncStore
 
@@ -33,7 +34,7 @@ class AsyncEffects:
     async def recorded(self, run_id: UUID, step: int, key: str) -> Any:
         """The recorded result, or :data:`NOT_RECORDED` if there is none yet."""
         rows = await self.store.backend.read(
-            "runs_get_effect", {"run_id": run_id, "step": step, "key": key}
+            queries.GET_EFFECT, {"run_id": run_id, "step": step, "key": key}
         )
         if not rows:
             return NOT_RECORDED
@@ -49,7 +50,7 @@ class AsyncEffects:
         """
         codec, payload = encode_result(result, limits=self.limits)
         await self.store.backend.write(
-            "runs_insert_effect",
+            queries.INSERT_EFFECT,
             {"run_id": run_id, "step": step, "key": key, "codec": codec, "payload": payload},
         )
         stored = await self.recorded(run_id, step, key)
@@ -71,4 +72,4 @@ class AsyncEffects:
 
     async def prune(self, run_id: UUID, below: int) -> None:
         """Forget the effects of steps before ``below``: they are never replayed again."""
-        await self.store.backend.write("runs_prune_effects", {"run_id": run_id, "below": below})
+        await self.store.backend.write(queries.PRUNE_EFFECTS, {"run_id": run_id, "below": below})

@@ -14,6 +14,7 @@ import orjson
 
 from agentckpt._compat.background import Ticker
 from agentckpt.errors import LeaseHeldError, LeaseLostError, RunNotFoundError
+from agentckpt.runs import queries
 from agentckpt.runs.lease_terms import Lease, renew_interval, validate_ttl
 from agentckpt.store.store import Store
 
@@ -45,11 +46,11 @@ class Leases:
         """
         ttl = validate_ttl(ttl)
         rows = self.store.backend.write(
-            "runs_acquire_lease", {"run_id": run_id, "owner": owner, "ttl": ttl}
+            queries.ACQUIRE_LEASE, {"run_id": run_id, "owner": owner, "ttl": ttl}
         )
         if rows:
             return _lease(rows[0], ttl)
-        held = self.store.backend.read("runs_lease_holder", {"run_id": run_id})
+        held = self.store.backend.read(queries.LEASE_HOLDER, {"run_id": run_id})
         if not held:
             raise RunNotFoundError(f"no run {run_id}")
         raise LeaseHeldError(
@@ -61,13 +62,13 @@ class Leases:
 
     def epoch(self, run_id: UUID) -> int | None:
         """The run's current lease epoch (None if there is no such run)."""
-        rows = self.store.backend.read("runs_lease_holder", {"run_id": run_id})
+        rows = self.store.backend.read(queries.LEASE_HOLDER, {"run_id": run_id})
         return int(rows[0]["lease_epoch"]) if rows else None
 
     def renew(self, run_id: UUID, lease: Lease) -> Lease | None:
         """Extend the lease by its ttl; None if it was taken over (the epoch moved on)."""
         rows = self.store.backend.write(
-            "runs_renew_lease",
+            queries.RENEW_LEASE,
             {"run_id": run_id, "owner": lease.owner, "epoch": lease.epoch, "ttl": lease.ttl},
         )
         if not rows:
@@ -77,7 +78,7 @@ class Leases:
     def release(self, run_id: UUID, lease: Lease) -> bool:
         """Give the lease up (it expires now); False if it was no longer ours."""
         rows = self.store.backend.write(
-            "runs_release_lease", {"run_id": run_id, "owner": lease.owner, "epoch": lease.epoch}
+            queries.RELEASE_LEASE, {"run_id": run_id, "owner": lease.owner, "epoch": lease.epoch}
         )
         return bool(rows)
 
@@ -87,7 +88,7 @@ class Leases:
         Raises :class:`LeaseLostError` (writing nothing) if another worker owns the run.
         """
         rows = self.store.backend.write(
-            "runs_finish",
+            queries.FINISH,
             {"run_id": run_id, "epoch": lease.epoch, "status": status, "error": error},
         )
         if not rows:
@@ -102,7 +103,7 @@ class Leases:
         """Lease up to ``limit`` active runs of these agents whose lease expired."""
         ttl = validate_ttl(ttl)
         rows = self.store.backend.write(
-            "runs_claim_orphans",
+            queries.CLAIM_ORPHANS,
             {
                 "owner": owner,
                 "ttl": ttl,

@@ -34,6 +34,7 @@ from agentckpt.errors import (
     StepNotFoundError,
 )
 from agentckpt.records import Checkpoint, RunInfo, StepInfo
+from agentckpt.store import queries
 
 RunId = UUID | str
 
@@ -226,7 +227,7 @@ class AsyncStore:
         rid = as_run_id(run_id) if run_id is not None else uuid.uuid4()
         config_bytes = encode(dict(config or {}), limits=self.limits)
         rows = await self.backend.write(
-            "insert_run",
+            queries.INSERT_RUN,
             {
                 "run_id": rid,
                 "kind": kind,
@@ -244,7 +245,7 @@ class AsyncStore:
     async def get_run(self, run_id: RunId) -> RunInfo:
         """The run's record; :class:`RunNotFoundError` if there is none."""
         rid = as_run_id(run_id)
-        rows = await self.backend.read("get_run", {"run_id": rid})
+        rows = await self.backend.read(queries.GET_RUN, {"run_id": rid})
         if not rows:
             raise RunNotFoundError(f"no run {rid}")
         return _run_info(rows[0])
@@ -260,7 +261,7 @@ class AsyncStore:
     ) -> list[RunInfo]:
         """Runs, most recently updated first, filtered by agent, kind, status and idleness."""
         rows = await self.backend.read(
-            "list_runs",
+            queries.LIST_RUNS,
             {
                 "agent_id": agent_id,
                 "kind": kind,
@@ -275,7 +276,7 @@ class AsyncStore:
         """Mark a run (``active``, ``completed``, ``failed``, ...), with an optional error."""
         rid = as_run_id(run_id)
         if not await self.backend.write(
-            "set_status", {"run_id": rid, "status": status, "error": error}
+            queries.SET_STATUS, {"run_id": rid, "status": status, "error": error}
         ):
             raise RunNotFoundError(f"no run {rid}")
 
@@ -283,7 +284,7 @@ class AsyncStore:
         """Delete a run and everything stored for it, at once; False if it did not exist."""
         rid = as_run_id(run_id)
         self._forget(rid)
-        return bool(await self.backend.write("delete_run", {"run_id": rid}))
+        return bool(await self.backend.write(queries.DELETE_RUN, {"run_id": rid}))
 
     # -- steps -----------------------------------------------------------------------
 
@@ -435,7 +436,7 @@ class AsyncStore:
     async def _recommit(self, rid: UUID, step: int, state: Any) -> StepInfo:
         """A commit of a step at or before a sealed head: a retry, or a conflict."""
         digest = checksum(encode(state, limits=self.limits))
-        rows = await self.backend.read("commit_probe", {"run_id": rid, "step": step})
+        rows = await self.backend.read(queries.COMMIT_PROBE, {"run_id": rid, "step": step})
         if rows and rows[0]["checksum"] is not None:
             if bytes(rows[0]["checksum"]) == digest:
                 return await self._step_info(rid, step)
@@ -470,7 +471,7 @@ class AsyncStore:
                 cached = self._heads.get(rid)
             if cached is not None:
                 return cached
-        rows = await self.backend.read("load_chain", {"run_id": rid, "step": None})
+        rows = await self.backend.read(queries.LOAD_CHAIN, {"run_id": rid, "step": None})
         if not rows:
             await self.get_run(rid)  # raises RunNotFoundError for an unknown run
             head = EMPTY_HEAD
@@ -489,7 +490,7 @@ class AsyncStore:
         None when the run has no step yet.
         """
         rid = as_run_id(run_id)
-        rows = await self.backend.read("load_chain", {"run_id": rid, "step": None})
+        rows = await self.backend.read(queries.LOAD_CHAIN, {"run_id": rid, "step": None})
         if not rows:
             await self.get_run(rid)
             self._remember(rid, EMPTY_HEAD)
@@ -507,7 +508,7 @@ class AsyncStore:
     async def latest(self, run_id: RunId) -> Checkpoint | None:
         """The run's newest state, read from the database in one query; None if no step yet."""
         rid = as_run_id(run_id)
-        rows = await self.backend.read("load_chain", {"run_id": rid, "step": None})
+        rows = await self.backend.read(queries.LOAD_CHAIN, {"run_id": rid, "step": None})
         if not rows:
             await self.get_run(rid)
             return None
@@ -516,7 +517,7 @@ class AsyncStore:
     async def state_at(self, run_id: RunId, step: int) -> Checkpoint:
         """The run's state at a kept step; :class:`StepNotFoundError` if it is not kept."""
         rid = as_run_id(run_id)
-        rows = await self.backend.read("load_chain", {"run_id": rid, "step": step})
+        rows = await self.backend.read(queries.LOAD_CHAIN, {"run_id": rid, "step": step})
         if not rows or rows[-1]["step"] != step:
             await self.get_run(rid)
             raise StepNotFoundError(f"run {rid} has no kept step {step}")
@@ -534,20 +535,35 @@ class AsyncStore:
     async def steps(self, run_id: RunId) -> list[StepInfo]:
         """The run's kept steps in order, without their states."""
         rid = as_run_id(run_id)
-        rows = await self.backend.read("list_steps", {"run_id": rid})
+        rows = await self.backend.read(queries.LIST_STEPS, {"run_id": rid})
         if not rows:
             await self.get_run(rid)
         return [_step_info(rid, row) for row in rows]
 
-    async def prune(self, run_id: RunId) -> int:
-        """Delete the steps before the run's newest snapshot; returns how many went."""
+    async def prune(self, run_id: RunId, *, below: int | None = None) -> int:
+        """Delete the steps before the run's newest snapshot; returns how many went.
+
+        ``below`` names another kept snapshot step to prune before (one that is no
+        later than the newest): every state from it on can still be rebuilt.
+        """
         rid = as_run_id(run_id)
         run = await self.get_run(rid)
-        if run.snapshot_step is None:
-            return 0
         before = await self.steps(rid)
-        await self.backend.write("prune_steps", {"run_id": rid, "below": run.snapshot_step})
-        return sum(1 for info in before if info.step < run.snapshot_step)
+        if below is None:
+            if run.snapshot_step is None:
+                return 0
+            below = run.snapshot_step
+        else:
+            check_number("below", below)
+            kept = {info.step: info.kind for info in before}
+            if kept.get(below) != "snapshot" or (
+                run.snapshot_step is not None and below > run.snapshot_step
+            ):
+                raise InvalidValueError(
+                    "", f"run {rid}: step {below} is not a kept snapshot at or before the newest"
+                )
+        await self.backend.write(queries.PRUNE_STEPS, {"run_id": rid, "below": below})
+        return sum(1 for info in before if info.step < below)
 
     async def fork(
         self, run_id: RunId, step: int | None = None, *, new_run_id: RunId | None = None
@@ -572,8 +588,8 @@ class AsyncStore:
         )
         try:
             copy = {"from_run_id": rid, "to_run_id": fork.run_id, "step": checkpoint.step}
-            await self.backend.write("copy_blobs", copy)
-            await self.backend.write("copy_history", copy)
+            await self.backend.write(queries.COPY_BLOBS, copy)
+            await self.backend.write(queries.COPY_HISTORY, copy)
             await self.commit(fork.run_id, checkpoint.state, step=checkpoint.step)
         except BaseException:
             await self.delete_run(fork.run_id)
@@ -594,12 +610,20 @@ class AsyncStore:
         ref = BlobRef(digest=digest, size=len(data), codec=codec, uri=db_uri(digest))
         return ref, BlobRow(digest=digest, codec=codec, size=len(data), data=stored)
 
+    async def copy_blobs(self, from_run_id: RunId, to_run_id: RunId) -> None:
+        """Copy every blob of one run to another (content-addressed: a blob the target
+        already has is kept as it is)."""
+        await self.backend.write(
+            queries.COPY_BLOBS,
+            {"from_run_id": as_run_id(from_run_id), "to_run_id": as_run_id(to_run_id)},
+        )
+
     async def put_blob(self, run_id: RunId, data: bytes) -> BlobRef:
         """Store ``data`` as a blob of the run now (its own transaction); idempotent."""
         rid = as_run_id(run_id)
         ref, row = self.prepare_blob(data)
         await self.backend.write(
-            "insert_blob",
+            queries.INSERT_BLOB,
             {
                 "run_id": rid,
                 "digest": row.digest,
@@ -614,8 +638,8 @@ class AsyncStore:
         """The blob's original bytes, verified against its sha256."""
         rid = as_run_id(run_id)
         blob = ref if isinstance(ref, BlobRef) else BlobRef.from_json(ref)
-        rows = await self.backend.read("get_blob", {"run_id": rid, "digest": blob.digest})
+        rows = await self.backend.read(queries.GET_BLOB, {"run_id": rid, "digest": blob.digest})
         if not rows:
-            raise NotFoundError(f"run {rid} has no blob {blob.digest}")
+            raise NotFoundError(f"run {rid} has no blob {blob.digest} in the database")
         row = rows[0]
         return decompress(row["codec"], bytes(row["data"]), digest=blob.digest, where=f"run {rid}")

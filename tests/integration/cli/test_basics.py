@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from agentckpt.cli import build_parser
-from agentckpt.cli.output import format_table, human_bytes, parse_duration
+from agentckpt.cli.output import format_table, parse_duration
+from agentckpt.ops.units import human_bytes
 from tests.support.sample_store import cli, populate
 
 

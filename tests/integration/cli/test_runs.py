@@ -109,7 +109,7 @@ def test_diff(url: str, capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def _state(url: str, run_id: uuid.UUID, step: int) -> object:
-    from agentckpt.cli.catalog import stored_state
+    from agentckpt.ops.views import stored_state
 
     with Store.connect(url) as store:
         found = stored_state(store, run_id, step)

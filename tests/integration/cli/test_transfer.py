@@ -41,10 +41,12 @@ def snapshot(url: str) -> dict[str, Any]:
                 "states": [json.dumps(store.state_at(rid, i.step).state) for i in steps],
                 "latest": json.dumps(store.latest(rid).state) if steps else None,
                 "blobs": {
-                    row["digest"]: store.get_blob(
-                        rid, {"$blob": "sha256:" + row["digest"], "uri": "", "size": 0, "codec": ""}
+                    digest: store.get_blob(
+                        rid, {"$blob": "sha256:" + digest, "uri": "", "size": 0, "codec": ""}
                     )
-                    for row in store.backend.read("list_blobs", {"run_id": rid})
+                    for (digest,) in raw_sql(
+                        url, "SELECT digest FROM blobs WHERE run_id = ?", str(rid)
+                    )
                 },
                 "tables": {
                     table: sorted(

@@ -21,6 +21,7 @@ from agentckpt._core.blobs import BlobRef, decompress
 from agentckpt._core.policy import SnapshotPolicy
 from agentckpt._core.writes import BlobRow, Row
 from agentckpt.errors import CorruptDataError, NotFoundError, RunNotFoundError, StaleHeadError
+from agentckpt.integrations.langgraph import queries
 from agentckpt.integrations.langgraph.records import (
     BlobCache,
     Entry,
@@ -66,7 +67,7 @@ class AsyncStepIndex:
         rid = thread_run_id(put.thread_id, put.namespace)
         step = await self._commit(rid, put.thread_id, put.namespace, put.state, put.blobs)
         await self.store.backend.write(
-            "lg_index_put",
+            queries.INDEX_PUT,
             {
                 "run_id": rid,
                 "checkpoint_id": put.checkpoint_id,
@@ -110,7 +111,7 @@ class AsyncStepIndex:
                     "payload": payload,
                 }
             )
-        name = "lg_writes_replace" if replace else "lg_writes_insert"
+        name = queries.WRITES_REPLACE if replace else queries.WRITES_INSERT
         await self.store.backend.write_many(name, params)
 
     async def _commit(
@@ -138,7 +139,7 @@ class AsyncStepIndex:
     async def _open_run(self, rid: UUID, thread_id: str, namespace: str) -> None:
         # The thread record first: a run then never exists that delete_thread cannot find.
         await self.store.backend.write(
-            "lg_open_run", {"run_id": rid, "thread_id": thread_id, "namespace": namespace}
+            queries.OPEN_RUN, {"run_id": rid, "thread_id": thread_id, "namespace": namespace}
         )
         await self.store.create_run(
             rid,
@@ -155,10 +156,10 @@ class AsyncStepIndex:
         """One checkpoint (the latest when ``checkpoint_id`` is None), or None."""
         rid = thread_run_id(thread_id, namespace)
         if checkpoint_id is None:
-            rows = await self.store.backend.read("lg_index_latest", {"run_id": rid})
+            rows = await self.store.backend.read(queries.INDEX_LATEST, {"run_id": rid})
         else:
             rows = await self.store.backend.read(
-                "lg_index_get", {"run_id": rid, "checkpoint_id": checkpoint_id}
+                queries.INDEX_GET, {"run_id": rid, "checkpoint_id": checkpoint_id}
             )
         if not rows:
             return None
@@ -204,11 +205,11 @@ class AsyncStepIndex:
             rid = thread_run_id(query.thread_id, query.namespace)
             below = after.checkpoint_id if after is not None else query.before
             rows = await self.store.backend.read(
-                "lg_index_page_run", {"run_id": rid, "below": below, "page": page}
+                queries.INDEX_PAGE_RUN, {"run_id": rid, "below": below, "page": page}
             )
             return [_index_row(r, query.thread_id, query.namespace) for r in rows]
         rows = await self.store.backend.read(
-            "lg_index_page",
+            queries.INDEX_PAGE,
             {
                 "thread_id": query.thread_id,
                 "before": query.before,
@@ -246,7 +247,7 @@ class AsyncStepIndex:
         if not wanted:
             return found
         rows = await self.store.backend.read(
-            "lg_blobs_get", {"run_id": rid, "digests": orjson.dumps(wanted).decode()}
+            queries.BLOBS_GET, {"run_id": rid, "digests": orjson.dumps(wanted).decode()}
         )
         by_digest = {row["digest"]: row for row in rows}
         for digest in wanted:
@@ -260,7 +261,7 @@ class AsyncStepIndex:
 
     async def _writes(self, rid: UUID, checkpoint_id: str) -> tuple[PendingWrite, ...]:
         rows = await self.store.backend.read(
-            "lg_writes_get", {"run_id": rid, "checkpoint_id": checkpoint_id}
+            queries.WRITES_GET, {"run_id": rid, "checkpoint_id": checkpoint_id}
         )
         where = f"run {rid} checkpoint {checkpoint_id!r}"
         writes = [
@@ -295,10 +296,10 @@ class AsyncStepIndex:
         if not invocation_ids:
             return
         rows = await self.store.backend.write(
-            "lg_delete_invocations", {"ids": orjson.dumps(list(invocation_ids)).decode()}
+            queries.DELETE_INVOCATIONS, {"ids": orjson.dumps(list(invocation_ids)).decode()}
         )
         for rid in dict.fromkeys(row["run_id"] for row in rows):
-            if not await self.store.backend.read("lg_run_indexed", {"run_id": rid}):
+            if not await self.store.backend.read(queries.RUN_INDEXED, {"run_id": rid}):
                 await self._drop_run(rid)
 
     async def copy_thread(self, source: str, target: str) -> None:
@@ -309,12 +310,12 @@ class AsyncStepIndex:
         if source == target:
             return
         for src, namespace in await self._thread_runs(source):
-            rows = await self.store.backend.read("lg_index_all", {"run_id": src})
+            rows = await self.store.backend.read(queries.INDEX_ALL, {"run_id": src})
             if not rows:
                 continue
             dst = thread_run_id(target, namespace)
             await self._open_run(dst, target, namespace)
-            await self.store.backend.write("copy_blobs", {"from_run_id": src, "to_run_id": dst})
+            await self.store.copy_blobs(src, dst)
             placed = []
             for row in rows:
                 state = (await self.store.state_at(src, row["step"])).state
@@ -330,8 +331,10 @@ class AsyncStepIndex:
                     }
                 )
             # Writes before index rows: a checkpoint never shows without its writes.
-            await self.store.backend.write("lg_copy_writes", {"from_run_id": src, "to_run_id": dst})
-            await self.store.backend.write_many("lg_index_put", placed)
+            await self.store.backend.write(
+                queries.COPY_WRITES, {"from_run_id": src, "to_run_id": dst}
+            )
+            await self.store.backend.write_many(queries.INDEX_PUT, placed)
 
     async def keep_latest(
         self, thread_ids: Sequence[str], refuse: Callable[[Sequence[IndexRow]], None]
@@ -347,7 +350,7 @@ class AsyncStepIndex:
         seen: list[IndexRow] = []
         for thread_id in thread_ids:
             for rid, namespace in await self._thread_runs(thread_id):
-                rows = await self.store.backend.read("lg_index_all", {"run_id": rid})
+                rows = await self.store.backend.read(queries.INDEX_ALL, {"run_id": rid})
                 plans.append((rid, rows))
                 seen.extend(_index_row(row, thread_id, namespace) for row in rows)
         refuse(seen)
@@ -359,11 +362,11 @@ class AsyncStepIndex:
             if latest["kind"] != "snapshot":
                 step = await self._snapshot(rid, step)
             await self.store.backend.write(
-                "lg_keep_only",
+                queries.KEEP_ONLY,
                 {"run_id": rid, "checkpoint_id": latest["checkpoint_id"], "step": step},
             )
             # The kept step is a snapshot: nothing at or after it needs an older step.
-            await self.store.backend.write("prune_steps", {"run_id": rid, "below": step})
+            await self.store.prune(rid, below=step)
 
     async def _snapshot(self, rid: UUID, step: int) -> int:
         """Store the state of ``step`` again as a new snapshot step; returns its number."""
@@ -385,14 +388,14 @@ class AsyncStepIndex:
                     raise
 
     async def _thread_runs(self, thread_id: str) -> list[tuple[UUID, str]]:
-        rows = await self.store.backend.read("lg_thread_runs", {"thread_id": thread_id})
+        rows = await self.store.backend.read(queries.THREAD_RUNS, {"thread_id": thread_id})
         return [(row["run_id"], row["namespace"]) for row in rows]
 
     async def _drop_run(self, rid: UUID) -> None:
         # The run first: its index rows then point at no step and show nothing, and a
         # crash before lg_forget_run leaves rows the next delete finds and removes.
         await self.store.delete_run(rid)
-        await self.store.backend.write("lg_forget_run", {"run_id": rid})
+        await self.store.backend.write(queries.FORGET_RUN, {"run_id": rid})
 
 
 def _selected(row: IndexRow, query: ListQuery, codec: IndexCodec) -> bool:

@@ -2,19 +2,6 @@
 -- several statements; the backend runs them in order inside one transaction.
 -- Times come from SQLite's clock: strftime('%Y-%m-%dT%H:%M:%f', 'now') is UTC.
 
--- name: migrations_table
-CREATE TABLE IF NOT EXISTS schema_migrations (
-    version     INTEGER PRIMARY KEY,
-    name        TEXT    NOT NULL,
-    applied_at  TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%f', 'now'))
-);
-
--- name: applied_migrations
-SELECT version FROM schema_migrations ORDER BY version;
-
--- name: record_migration
-INSERT INTO schema_migrations (version, name) VALUES (:version, :name);
-
 -- name: insert_run
 INSERT INTO runs (run_id, kind, agent_id, config, metadata, parent_run_id, parent_step)
 VALUES (:run_id, :kind, :agent_id, :config, :metadata, :parent_run_id, :parent_step)
@@ -46,56 +33,13 @@ UPDATE runs SET status = :status, error = :error,
 WHERE run_id = :run_id
 RETURNING run_id;
 
--- name: commit_guard
--- Matches only if the head is the one the writer read and, when fenced, the epoch is
--- current. The backend rolls back when it matches no row, so a refused commit writes nothing.
-UPDATE runs SET
-    head_step     = :step,
-    head_version  = :write_version,
-    head_open     = :is_open,
-    snapshot_step = :snapshot_step,
-    chain_bytes   = :chain_bytes,
-    heartbeat_at  = strftime('%Y-%m-%dT%H:%M:%f', 'now'),
-    updated_at    = strftime('%Y-%m-%dT%H:%M:%f', 'now')
-WHERE run_id = :run_id
-  AND head_step IS :expected_step
-  AND head_version = :expected_version
-  AND (:epoch IS NULL OR lease_epoch = :epoch);
-
--- name: get_metadata
-SELECT metadata FROM runs WHERE run_id = :run_id;
-
--- name: set_metadata
-UPDATE runs SET metadata = :metadata WHERE run_id = :run_id;
-
 -- name: insert_blob
 INSERT INTO blobs (run_id, digest, codec, size, data)
 VALUES (:run_id, :digest, :codec, :size, :data)
 ON CONFLICT (run_id, digest) DO NOTHING;
 
--- name: insert_history
-INSERT INTO history (run_id, seq, step, item_count, codec, payload, raw_bytes)
-VALUES (:run_id, :seq, :step, :item_count, :codec, :payload, :raw_bytes);
-
 -- name: prune_steps
 DELETE FROM steps WHERE run_id = :run_id AND step < :below;
-
--- name: seal_step
-UPDATE steps SET is_open = 0 WHERE run_id = :run_id AND step = :seal_step AND is_open;
-
--- name: upsert_step
-INSERT INTO steps (run_id, step, parent_step, kind, is_open, codec, payload, state_version,
-                   write_version, raw_bytes, state_bytes, checksum)
-VALUES (:run_id, :step, :parent_step, :kind, :is_open, :codec, :payload, :state_version,
-        :write_version, :raw_bytes, :state_bytes, :checksum)
-ON CONFLICT (run_id, step) DO UPDATE SET
-    parent_step = excluded.parent_step, kind = excluded.kind, is_open = excluded.is_open,
-    codec = excluded.codec, payload = excluded.payload, state_version = excluded.state_version,
-    write_version = excluded.write_version, raw_bytes = excluded.raw_bytes,
-    state_bytes = excluded.state_bytes, checksum = excluded.checksum,
-    updated_at = strftime('%Y-%m-%dT%H:%M:%f', 'now')
-WHERE steps.is_open
-RETURNING created_at, updated_at;
 
 -- name: commit_probe
 SELECT r.head_step, r.head_version, r.lease_epoch, s.parent_step, s.checksum, s.is_open,
@@ -147,9 +91,3 @@ DELETE FROM runs WHERE run_id = :run_id RETURNING run_id;
 SELECT digest, codec, size, data FROM blobs
 WHERE run_id = :run_id AND digest = :digest;
 
--- name: list_blobs
-SELECT digest, codec, size, length(data) AS stored_bytes, created_at FROM blobs
-WHERE run_id = :run_id ORDER BY digest;
-
--- name: delete_blob
-DELETE FROM blobs WHERE run_id = :run_id AND digest = :digest;

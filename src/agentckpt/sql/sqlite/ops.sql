@@ -2,7 +2,7 @@
 -- Read-mostly: listings with sizes, storage statistics, durability settings, and the
 -- raw rows that `agentckpt export` writes and `agentckpt import` recreates exactly.
 
--- name: cli_run_listing
+-- name: ops_run_listing
 -- Runs with their row counts and stored bytes; every filter is optional (NULL).
 SELECT r.run_id, r.kind, r.agent_id, r.status, r.head_step, r.head_open, r.snapshot_step,
        r.lease_owner, r.lease_expires_at, r.created_at, r.updated_at, r.parent_run_id,
@@ -31,72 +31,72 @@ WHERE (:run_id IS NULL OR r.run_id = :run_id)
 ORDER BY r.updated_at DESC, r.run_id
 LIMIT coalesce(:limit, -1);
 
--- name: cli_table_sizes
--- Rows and payload bytes of each table; on-disk bytes come from cli_sqlite_table_bytes.
+-- name: ops_table_sizes
+-- Rows and payload bytes of each table.
 SELECT 'runs' AS table_name, count(*) AS row_count,
-       coalesce(sum(length(config)), 0) AS payload_bytes, NULL AS total_bytes FROM runs
+       coalesce(sum(length(config)), 0) AS payload_bytes FROM runs
 UNION ALL
-SELECT 'steps', count(*), coalesce(sum(length(payload)), 0), NULL FROM steps
+SELECT 'steps', count(*), coalesce(sum(length(payload)), 0) FROM steps
 UNION ALL
-SELECT 'blobs', count(*), coalesce(sum(length(data)), 0), NULL FROM blobs
+SELECT 'blobs', count(*), coalesce(sum(length(data)), 0) FROM blobs
 UNION ALL
-SELECT 'effects', count(*), coalesce(sum(length(payload)), 0), NULL FROM effects
+SELECT 'effects', count(*), coalesce(sum(length(payload)), 0) FROM effects
 UNION ALL
-SELECT 'history', count(*), coalesce(sum(length(payload)), 0), NULL FROM history
+SELECT 'history', count(*), coalesce(sum(length(payload)), 0) FROM history
 UNION ALL
-SELECT 'events', count(*), coalesce(sum(length(payload)), 0), NULL FROM events
+SELECT 'events', count(*), coalesce(sum(length(payload)), 0) FROM events
 UNION ALL
-SELECT 'run_threads', count(*), 0, NULL FROM run_threads
+SELECT 'run_threads', count(*), 0 FROM run_threads
 UNION ALL
-SELECT 'step_index', count(*), coalesce(sum(length(metadata)), 0), NULL FROM step_index
+SELECT 'step_index', count(*), coalesce(sum(length(metadata)), 0) FROM step_index
 UNION ALL
-SELECT 'step_writes', count(*), coalesce(sum(length(payload)), 0), NULL FROM step_writes;
+SELECT 'step_writes', count(*), coalesce(sum(length(payload)), 0) FROM step_writes;
 
--- name: cli_sqlite_table_bytes
+-- name: ops_table_bytes
 -- Pages used by each table and its indexes; needs SQLite built with the dbstat table
 -- (the caller falls back to payload sums where it is missing).
 SELECT m.tbl_name AS table_name, sum(d.pgsize) AS total_bytes
 FROM dbstat d JOIN sqlite_master m ON m.name = d.name
 GROUP BY m.tbl_name;
 
--- name: cli_database_size
+-- name: ops_database_size
 SELECT p.page_count * s.page_size AS database_bytes, f.freelist_count * s.page_size AS free_bytes
 FROM pragma_page_count() p, pragma_page_size() s, pragma_freelist_count() f;
 
--- name: cli_durability
+-- name: ops_durability
 -- As this connection has them: the library sets WAL and synchronous=FULL on every
 -- connection it opens. synchronous: 0 OFF, 1 NORMAL, 2 FULL, 3 EXTRA.
 SELECT j.journal_mode, s.synchronous, sqlite_version() AS sqlite_version
 FROM pragma_journal_mode() j, pragma_synchronous() s;
 
--- name: cli_export_run
+-- name: ops_export_run
 SELECT run_id, kind, agent_id, status, head_step, head_version, head_open, snapshot_step,
        chain_bytes, lease_owner, lease_expires_at, lease_epoch, heartbeat_at, created_at,
        updated_at, parent_run_id, parent_step, config, metadata, error
 FROM runs WHERE run_id = :run_id;
 
--- name: cli_export_steps
+-- name: ops_export_steps
 SELECT step, parent_step, kind, is_open, codec, payload, state_version, write_version,
        raw_bytes, state_bytes, checksum, created_at, updated_at
 FROM steps WHERE run_id = :run_id ORDER BY step;
 
--- name: cli_export_blobs
+-- name: ops_export_blobs
 SELECT digest, codec, size, data, created_at
 FROM blobs WHERE run_id = :run_id ORDER BY digest;
 
--- name: cli_export_history
+-- name: ops_export_history
 SELECT seq, step, item_count, codec, payload, raw_bytes, created_at
 FROM history WHERE run_id = :run_id ORDER BY seq;
 
--- name: cli_export_effects
+-- name: ops_export_effects
 SELECT step, key, codec, payload, created_at
 FROM effects WHERE run_id = :run_id ORDER BY step, key;
 
--- name: cli_export_events
+-- name: ops_export_events
 SELECT event_id, step, kind, codec, payload, created_at
 FROM events WHERE run_id = :run_id ORDER BY created_at, event_id;
 
--- name: cli_import_run
+-- name: ops_import_run
 -- Written last by an import, after every other row of the run: the run appears whole.
 INSERT INTO runs (run_id, kind, agent_id, status, head_step, head_version, head_open,
                   snapshot_step, chain_bytes, lease_owner, lease_expires_at, lease_epoch,
@@ -111,27 +111,27 @@ VALUES (:run_id, :kind, :agent_id, :status, :head_step, :head_version, :head_ope
 ON CONFLICT (run_id) DO NOTHING
 RETURNING run_id;
 
--- name: cli_import_step
+-- name: ops_import_step
 INSERT INTO steps (run_id, step, parent_step, kind, is_open, codec, payload, state_version,
                    write_version, raw_bytes, state_bytes, checksum, created_at, updated_at)
 VALUES (:run_id, :step, :parent_step, :kind, :is_open, :codec, :payload, :state_version,
         :write_version, :raw_bytes, :state_bytes, :checksum,
         strftime('%Y-%m-%dT%H:%M:%f', :created_at), strftime('%Y-%m-%dT%H:%M:%f', :updated_at));
 
--- name: cli_import_blob
+-- name: ops_import_blob
 INSERT INTO blobs (run_id, digest, codec, size, data, created_at)
 VALUES (:run_id, :digest, :codec, :size, :data, strftime('%Y-%m-%dT%H:%M:%f', :created_at));
 
--- name: cli_import_history
+-- name: ops_import_history
 INSERT INTO history (run_id, seq, step, item_count, codec, payload, raw_bytes, created_at)
 VALUES (:run_id, :seq, :step, :item_count, :codec, :payload, :raw_bytes,
         strftime('%Y-%m-%dT%H:%M:%f', :created_at));
 
--- name: cli_import_effect
+-- name: ops_import_effect
 INSERT INTO effects (run_id, step, key, codec, payload, created_at)
 VALUES (:run_id, :step, :key, :codec, :payload, strftime('%Y-%m-%dT%H:%M:%f', :created_at));
 
--- name: cli_import_event
+-- name: ops_import_event
 INSERT INTO events (run_id, event_id, step, kind, codec, payload, created_at)
 VALUES (:run_id, :event_id, :step, :kind, :codec, :payload,
         strftime('%Y-%m-%dT%H:%M:%f', :created_at));
@@ -139,27 +139,27 @@ VALUES (:run_id, :event_id, :step, :kind, :codec, :payload,
 -- Rows of framework integrations (LangGraph's thread, checkpoint ids and pending writes),
 -- exported and imported with the run they belong to.
 
--- name: cli_export_threads
+-- name: ops_export_threads
 SELECT thread_id, namespace FROM run_threads WHERE run_id = :run_id;
 
--- name: cli_export_step_index
+-- name: ops_export_step_index
 SELECT checkpoint_id, step, parent_id, invocation_id, metadata
 FROM step_index WHERE run_id = :run_id ORDER BY checkpoint_id;
 
--- name: cli_export_step_writes
+-- name: ops_export_step_writes
 SELECT checkpoint_id, task_id, idx, channel, task_path, type, codec, payload
 FROM step_writes WHERE run_id = :run_id ORDER BY checkpoint_id, task_id, idx;
 
--- name: cli_import_thread
+-- name: ops_import_thread
 INSERT INTO run_threads (run_id, thread_id, namespace)
 VALUES (:run_id, :thread_id, :namespace);
 
--- name: cli_import_step_index
+-- name: ops_import_step_index
 INSERT INTO step_index (run_id, checkpoint_id, step, parent_id, invocation_id, metadata)
 VALUES (:run_id, :checkpoint_id, :step, :parent_id, :invocation_id,
         :metadata);
 
--- name: cli_import_step_write
+-- name: ops_import_step_write
 INSERT INTO step_writes (run_id, checkpoint_id, task_id, idx, channel, task_path, type, codec,
                          payload)
 VALUES (:run_id, :checkpoint_id, :task_id, :idx, :channel, :task_path,

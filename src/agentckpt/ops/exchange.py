@@ -26,12 +26,13 @@ from datetime import UTC, datetime
 from typing import Any, Literal, TextIO
 from uuid import UUID
 
-from agentckpt import __version__
 from agentckpt._core.blobs import decompress
 from agentckpt._core.metadata import decode_metadata, encode_metadata
 from agentckpt._core.writes import Row
-from agentckpt.cli.catalog import kept_states
-from agentckpt.errors import ConflictError, CorruptDataError
+from agentckpt._version import __version__
+from agentckpt.errors import ConflictError, CorruptDataError, RunNotFoundError
+from agentckpt.ops import queries
+from agentckpt.ops.views import kept_states
 from agentckpt.store.store import Store, as_run_id
 
 FORMAT = "agentckpt-export"
@@ -43,8 +44,8 @@ OnConflict = Literal["error", "skip", "replace"]
 _CHILDREN: tuple[tuple[str, str, str, tuple[str, ...], frozenset[str]], ...] = (
     (
         "step",
-        "cli_export_steps",
-        "cli_import_step",
+        queries.EXPORT_STEPS,
+        queries.IMPORT_STEP,
         (
             "step",
             "parent_step",
@@ -64,44 +65,50 @@ _CHILDREN: tuple[tuple[str, str, str, tuple[str, ...], frozenset[str]], ...] = (
     ),
     (
         "blob",
-        "cli_export_blobs",
-        "cli_import_blob",
+        queries.EXPORT_BLOBS,
+        queries.IMPORT_BLOB,
         ("digest", "codec", "size", "data", "created_at"),
         frozenset({"data"}),
     ),
     (
         "history",
-        "cli_export_history",
-        "cli_import_history",
+        queries.EXPORT_HISTORY,
+        queries.IMPORT_HISTORY,
         ("seq", "step", "item_count", "codec", "payload", "raw_bytes", "created_at"),
         frozenset({"payload"}),
     ),
     (
         "effect",
-        "cli_export_effects",
-        "cli_import_effect",
+        queries.EXPORT_EFFECTS,
+        queries.IMPORT_EFFECT,
         ("step", "key", "codec", "payload", "created_at"),
         frozenset({"payload"}),
     ),
     (
         "event",
-        "cli_export_events",
-        "cli_import_event",
+        queries.EXPORT_EVENTS,
+        queries.IMPORT_EVENT,
         ("event_id", "step", "kind", "codec", "payload", "created_at"),
         frozenset({"payload"}),
     ),
-    ("thread", "cli_export_threads", "cli_import_thread", ("thread_id", "namespace"), frozenset()),
+    (
+        "thread",
+        queries.EXPORT_THREADS,
+        queries.IMPORT_THREAD,
+        ("thread_id", "namespace"),
+        frozenset(),
+    ),
     (
         "step_index",
-        "cli_export_step_index",
-        "cli_import_step_index",
+        queries.EXPORT_STEP_INDEX,
+        queries.IMPORT_STEP_INDEX,
         ("checkpoint_id", "step", "parent_id", "invocation_id", "metadata"),
         frozenset(),
     ),
     (
         "step_write",
-        "cli_export_step_writes",
-        "cli_import_step_write",
+        queries.EXPORT_STEP_WRITES,
+        queries.IMPORT_STEP_WRITE,
         ("checkpoint_id", "task_id", "idx", "channel", "task_path", "type", "codec", "payload"),
         frozenset({"payload"}),
     ),
@@ -189,7 +196,7 @@ def export_runs(
     summary.lines += 1
     for raw_id in run_ids:
         rid = as_run_id(raw_id)
-        rows = store.backend.read("cli_export_run", {"run_id": rid})
+        rows = store.backend.read(queries.EXPORT_RUN, {"run_id": rid})
         if not rows:
             store.get_run(rid)  # raises RunNotFoundError with the usual message
         lines = [_line("run", rid, rows[0], _RUN_COLUMNS)]
@@ -346,7 +353,7 @@ def import_runs(
         }
         _check(rid, bundle, children)
         outcome = "imported"
-        if store.backend.read("get_run", {"run_id": rid}):
+        if _exists(store, rid):
             if on_conflict == "skip":
                 summary.skipped.append(rid)
                 if on_run:
@@ -359,16 +366,24 @@ def import_runs(
                 )
             outcome = "replaced"
         # Also clears rows a crashed import of this run left behind without a runs row.
-        store.backend.write("delete_run", {"run_id": rid})
+        store.delete_run(rid)
         for kind, _, query, _, _ in _CHILDREN:
             rows = children[kind]
             for start in range(0, len(rows), _IMPORT_BATCH):
                 store.backend.write_many(query, rows[start : start + _IMPORT_BATCH])
         run = _params(rid, bundle.run, _RUN_COLUMNS, frozenset({"config"}))
         run["metadata"] = encode_metadata(bundle.run["row"].get("metadata") or {})
-        if not store.backend.write("cli_import_run", run):
+        if not store.backend.write(queries.IMPORT_RUN, run):
             raise ConflictError(f"run {rid} was created by someone else during the import")
         (summary.replaced if outcome == "replaced" else summary.imported).append(rid)
         if on_run:
             on_run(rid, outcome)
     return summary
+
+
+def _exists(store: Store, run_id: UUID) -> bool:
+    try:
+        store.get_run(run_id)
+    except RunNotFoundError:
+        return False
+    return True

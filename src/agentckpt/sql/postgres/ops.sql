@@ -2,7 +2,7 @@
 -- Read-mostly: listings with sizes, storage statistics, durability settings, and the
 -- raw rows that `agentckpt export` writes and `agentckpt import` recreates exactly.
 
--- name: cli_run_listing
+-- name: ops_run_listing
 -- Runs with their row counts and stored bytes; every filter is optional (NULL).
 SELECT r.run_id, r.kind, r.agent_id, r.status, r.head_step, r.head_open, r.snapshot_step,
        r.lease_owner, r.lease_expires_at, r.created_at, r.updated_at, r.parent_run_id,
@@ -31,41 +31,38 @@ WHERE (%(run_id)s::uuid IS NULL OR r.run_id = %(run_id)s::uuid)
 ORDER BY r.updated_at DESC, r.run_id
 LIMIT %(limit)s;
 
--- name: cli_table_sizes
--- Rows, payload bytes and on-disk bytes (table + indexes + TOAST) of each table.
+-- name: ops_table_sizes
+-- Rows and payload bytes of each table.
 SELECT 'runs' AS table_name, count(*) AS row_count,
-       coalesce(sum(octet_length(config)), 0)::bigint AS payload_bytes,
-       pg_total_relation_size('runs'::regclass) AS total_bytes FROM runs
+       coalesce(sum(octet_length(config)), 0)::bigint AS payload_bytes FROM runs
 UNION ALL
-SELECT 'steps', count(*), coalesce(sum(octet_length(payload)), 0)::bigint,
-       pg_total_relation_size('steps'::regclass) FROM steps
+SELECT 'steps', count(*), coalesce(sum(octet_length(payload)), 0)::bigint FROM steps
 UNION ALL
-SELECT 'blobs', count(*), coalesce(sum(octet_length(data)), 0)::bigint,
-       pg_total_relation_size('blobs'::regclass) FROM blobs
+SELECT 'blobs', count(*), coalesce(sum(octet_length(data)), 0)::bigint FROM blobs
 UNION ALL
-SELECT 'effects', count(*), coalesce(sum(octet_length(payload)), 0)::bigint,
-       pg_total_relation_size('effects'::regclass) FROM effects
+SELECT 'effects', count(*), coalesce(sum(octet_length(payload)), 0)::bigint FROM effects
 UNION ALL
-SELECT 'history', count(*), coalesce(sum(octet_length(payload)), 0)::bigint,
-       pg_total_relation_size('history'::regclass) FROM history
+SELECT 'history', count(*), coalesce(sum(octet_length(payload)), 0)::bigint FROM history
 UNION ALL
-SELECT 'events', count(*), coalesce(sum(octet_length(payload)), 0)::bigint,
-       pg_total_relation_size('events'::regclass) FROM events
+SELECT 'events', count(*), coalesce(sum(octet_length(payload)), 0)::bigint FROM events
 UNION ALL
-SELECT 'run_threads', count(*), 0::bigint,
-       pg_total_relation_size('run_threads'::regclass) FROM run_threads
+SELECT 'run_threads', count(*), 0::bigint FROM run_threads
 UNION ALL
-SELECT 'step_index', count(*), coalesce(sum(octet_length(metadata)), 0)::bigint,
-       pg_total_relation_size('step_index'::regclass) FROM step_index
+SELECT 'step_index', count(*), coalesce(sum(octet_length(metadata)), 0)::bigint FROM step_index
 UNION ALL
-SELECT 'step_writes', count(*), coalesce(sum(octet_length(payload)), 0)::bigint,
-       pg_total_relation_size('step_writes'::regclass) FROM step_writes;
+SELECT 'step_writes', count(*), coalesce(sum(octet_length(payload)), 0)::bigint FROM step_writes;
 
--- name: cli_database_size
+-- name: ops_table_bytes
+-- On-disk bytes of each table of the schema: heap, indexes and TOAST.
+SELECT c.relname AS table_name, pg_total_relation_size(c.oid) AS total_bytes
+FROM pg_class c
+WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'p');
+
+-- name: ops_database_size
 SELECT pg_database_size(current_database()) AS database_bytes,
        current_database() AS database_name, current_schema() AS schema_name;
 
--- name: cli_durability
+-- name: ops_durability
 -- The settings that decide whether an acknowledged commit survives a crash or failover,
 -- as this connection sees them (a role or database may override the server's default).
 SELECT current_setting('synchronous_commit') AS synchronous_commit,
@@ -81,34 +78,34 @@ SELECT current_setting('synchronous_commit') AS synchronous_commit,
        (SELECT count(*) FROM pg_stat_replication
          WHERE sync_state IN ('sync', 'quorum')) AS sync_replicas;
 
--- name: cli_export_run
+-- name: ops_export_run
 SELECT run_id, kind, agent_id, status, head_step, head_version, head_open, snapshot_step,
        chain_bytes, lease_owner, lease_expires_at, lease_epoch, heartbeat_at, created_at,
        updated_at, parent_run_id, parent_step, config, metadata::text AS metadata, error
 FROM runs WHERE run_id = %(run_id)s;
 
--- name: cli_export_steps
+-- name: ops_export_steps
 SELECT step, parent_step, kind, is_open, codec, payload, state_version, write_version,
        raw_bytes, state_bytes, checksum, created_at, updated_at
 FROM steps WHERE run_id = %(run_id)s ORDER BY step;
 
--- name: cli_export_blobs
+-- name: ops_export_blobs
 SELECT digest, codec, size, data, created_at
 FROM blobs WHERE run_id = %(run_id)s ORDER BY digest;
 
--- name: cli_export_history
+-- name: ops_export_history
 SELECT seq, step, item_count, codec, payload, raw_bytes, created_at
 FROM history WHERE run_id = %(run_id)s ORDER BY seq;
 
--- name: cli_export_effects
+-- name: ops_export_effects
 SELECT step, key, codec, payload, created_at
 FROM effects WHERE run_id = %(run_id)s ORDER BY step, key;
 
--- name: cli_export_events
+-- name: ops_export_events
 SELECT event_id::text AS event_id, step, kind, codec, payload, created_at
 FROM events WHERE run_id = %(run_id)s ORDER BY created_at, event_id;
 
--- name: cli_import_run
+-- name: ops_import_run
 -- Written last by an import, after every other row of the run: the run appears whole.
 INSERT INTO runs (run_id, kind, agent_id, status, head_step, head_version, head_open,
                   snapshot_step, chain_bytes, lease_owner, lease_expires_at, lease_epoch,
@@ -122,27 +119,27 @@ VALUES (%(run_id)s, %(kind)s, %(agent_id)s, %(status)s, %(head_step)s, %(head_ve
 ON CONFLICT (run_id) DO NOTHING
 RETURNING run_id;
 
--- name: cli_import_step
+-- name: ops_import_step
 INSERT INTO steps (run_id, step, parent_step, kind, is_open, codec, payload, state_version,
                    write_version, raw_bytes, state_bytes, checksum, created_at, updated_at)
 VALUES (%(run_id)s, %(step)s, %(parent_step)s, %(kind)s, %(is_open)s, %(codec)s,
         %(payload)s, %(state_version)s, %(write_version)s, %(raw_bytes)s, %(state_bytes)s,
         %(checksum)s, %(created_at)s::timestamptz, %(updated_at)s::timestamptz);
 
--- name: cli_import_blob
+-- name: ops_import_blob
 INSERT INTO blobs (run_id, digest, codec, size, data, created_at)
 VALUES (%(run_id)s, %(digest)s, %(codec)s, %(size)s, %(data)s, %(created_at)s::timestamptz);
 
--- name: cli_import_history
+-- name: ops_import_history
 INSERT INTO history (run_id, seq, step, item_count, codec, payload, raw_bytes, created_at)
 VALUES (%(run_id)s, %(seq)s, %(step)s, %(item_count)s, %(codec)s, %(payload)s,
         %(raw_bytes)s, %(created_at)s::timestamptz);
 
--- name: cli_import_effect
+-- name: ops_import_effect
 INSERT INTO effects (run_id, step, key, codec, payload, created_at)
 VALUES (%(run_id)s, %(step)s, %(key)s, %(codec)s, %(payload)s, %(created_at)s::timestamptz);
 
--- name: cli_import_event
+-- name: ops_import_event
 INSERT INTO events (run_id, event_id, step, kind, codec, payload, created_at)
 VALUES (%(run_id)s, %(event_id)s::uuid, %(step)s, %(kind)s, %(codec)s, %(payload)s,
         %(created_at)s::timestamptz);
@@ -150,27 +147,27 @@ VALUES (%(run_id)s, %(event_id)s::uuid, %(step)s, %(kind)s, %(codec)s, %(payload
 -- Rows of framework integrations (LangGraph's thread, checkpoint ids and pending writes),
 -- exported and imported with the run they belong to.
 
--- name: cli_export_threads
+-- name: ops_export_threads
 SELECT thread_id, namespace FROM run_threads WHERE run_id = %(run_id)s;
 
--- name: cli_export_step_index
+-- name: ops_export_step_index
 SELECT checkpoint_id, step, parent_id, invocation_id, metadata
 FROM step_index WHERE run_id = %(run_id)s ORDER BY checkpoint_id;
 
--- name: cli_export_step_writes
+-- name: ops_export_step_writes
 SELECT checkpoint_id, task_id, idx, channel, task_path, type, codec, payload
 FROM step_writes WHERE run_id = %(run_id)s ORDER BY checkpoint_id, task_id, idx;
 
--- name: cli_import_thread
+-- name: ops_import_thread
 INSERT INTO run_threads (run_id, thread_id, namespace)
 VALUES (%(run_id)s, %(thread_id)s, %(namespace)s);
 
--- name: cli_import_step_index
+-- name: ops_import_step_index
 INSERT INTO step_index (run_id, checkpoint_id, step, parent_id, invocation_id, metadata)
 VALUES (%(run_id)s, %(checkpoint_id)s, %(step)s, %(parent_id)s, %(invocation_id)s,
         %(metadata)s);
 
--- name: cli_import_step_write
+-- name: ops_import_step_write
 INSERT INTO step_writes (run_id, checkpoint_id, task_id, idx, channel, task_path, type, codec,
                          payload)
 VALUES (%(run_id)s, %(checkpoint_id)s, %(task_id)s, %(idx)s, %(channel)s, %(task_path)s,

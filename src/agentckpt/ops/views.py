@@ -2,7 +2,7 @@
 
 Listings with sizes, per-table storage, and every kept state of a run rebuilt in one
 pass over its stored chain (snapshot, then deltas applied in order, each checked
-against its stored checksum). All of it runs the named queries in ``sql/*/cli.sql``.
+against its stored checksum). All of it runs the named queries in ``sql/*/ops.sql``.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from agentckpt._core.delta import apply
 from agentckpt._core.plan import checksum, decode_row
 from agentckpt._core.writes import Row
 from agentckpt.errors import CorruptDataError, StoreError
+from agentckpt.ops import queries
 from agentckpt.store.store import Store, as_run_id
 
 
@@ -100,7 +101,7 @@ def run_summaries(
 ) -> list[RunSummary]:
     """Runs, most recently updated first, with their sizes; filters as ``list_runs``."""
     rows = store.backend.read(
-        "cli_run_listing",
+        queries.RUN_LISTING,
         {
             "run_id": as_run_id(run_id) if run_id is not None else None,
             "agent_id": agent_id,
@@ -126,36 +127,39 @@ class TableSize:
 def table_sizes(store: Store) -> list[TableSize]:
     """Every agentckpt table's rows and bytes.
 
-    PostgreSQL reports ``pg_total_relation_size`` (heap, indexes and TOAST). SQLite
-    reports the pages of each table and its indexes where SQLite has the ``dbstat``
-    table; elsewhere ``total_bytes`` is None and the payload sums stand alone.
+    ``total_bytes`` is what the table takes on disk: PostgreSQL's
+    ``pg_total_relation_size`` (heap, indexes and TOAST), SQLite's pages of the table and
+    its indexes where SQLite has the ``dbstat`` table; None where it is not known.
     """
-    rows = store.backend.read("cli_table_sizes", {})
-    on_disk: dict[str, int] = {}
-    if store.backend.dialect == "sqlite":
-        try:
-            for row in store.backend.read("cli_sqlite_table_bytes", {}):
-                on_disk[row["table_name"]] = int(row["total_bytes"])
-        except StoreError:
-            on_disk = {}  # SQLite built without dbstat
+    rows = store.backend.read(queries.TABLE_SIZES, {})
+    try:
+        on_disk = {
+            row["table_name"]: int(row["total_bytes"])
+            for row in store.backend.read(queries.TABLE_BYTES, {})
+        }
+    except StoreError:
+        on_disk = {}  # SQLite built without dbstat
     return [
         TableSize(
             table=row["table_name"],
             rows=int(row["row_count"]),
             payload_bytes=int(row["payload_bytes"]),
-            total_bytes=(
-                int(row["total_bytes"])
-                if row["total_bytes"] is not None
-                else on_disk.get(row["table_name"])
-            ),
+            total_bytes=on_disk.get(row["table_name"]),
         )
         for row in rows
     ]
 
 
+def durability_settings(store: Store) -> dict[str, Any]:
+    """The server's (or the SQLite connection's) settings that decide whether an
+    acknowledged commit survives a crash, as ``agentckpt doctor`` assesses them."""
+    rows = store.backend.read(queries.DURABILITY, {})
+    return dict(rows[0]) if rows else {}
+
+
 def database_size(store: Store) -> dict[str, Any]:
     """The whole database's size (PostgreSQL: the database; SQLite: the file's pages)."""
-    rows = store.backend.read("cli_database_size", {})
+    rows = store.backend.read(queries.DATABASE_SIZE, {})
     return dict(rows[0]) if rows else {}
 
 
@@ -179,7 +183,7 @@ class KeptStep:
 
 def stored_chain(store: Store, run_id: UUID | str) -> list[Row]:
     """Every kept step row of a run with its payload, in step order."""
-    return store.backend.read("cli_export_steps", {"run_id": as_run_id(run_id)})
+    return store.backend.read(queries.EXPORT_STEPS, {"run_id": as_run_id(run_id)})
 
 
 def kept_states(run_id: UUID, rows: list[Row]) -> Iterator[KeptStep]:

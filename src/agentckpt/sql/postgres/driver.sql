@@ -1,0 +1,95 @@
+-- The PostgreSQL driver's own statements: migrations bookkeeping and the commit itself.
+-- Only the driver (src/agentckpt/_backends/) runs them; the rooms above it use the store.
+
+-- name: migrations_table
+CREATE TABLE IF NOT EXISTS schema_migrations (
+    version     integer     PRIMARY KEY,
+    name        text        NOT NULL,
+    applied_at  timestamptz NOT NULL DEFAULT now()
+);
+
+-- name: migration_lock
+-- Keyed on the search_path (the store's schema), not current_schema(): that is NULL until
+-- the schema exists, and pg_advisory_xact_lock(NULL) takes no lock at all.
+SELECT pg_advisory_xact_lock(hashtext(current_setting('search_path') || '.agentckpt_migrations'));
+
+-- name: applied_migrations
+SELECT version FROM schema_migrations ORDER BY version;
+
+-- name: record_migration
+INSERT INTO schema_migrations (version, name) VALUES (%(version)s, %(name)s);
+
+-- name: commit_steps
+-- Commits a batch of steps, each of a different run, in one statement: one round trip
+-- and one transaction on an autocommit connection (group commit). Every array holds one
+-- element per write (blobs and history: one per row, tagged with their run).
+-- Each run's row in runs is that write's guard: its UPDATE matches only if the head is
+-- the one the writer read (step and write version) and, when fenced, the lease epoch is
+-- current. Every other write below joins the guards that matched, so a refused write
+-- writes nothing, and the writes of the other runs go ahead. RETURNING names the runs
+-- whose write landed.
+WITH c AS (
+    SELECT * FROM unnest(
+        %(run_ids)b::uuid[], %(steps)b::bigint[], %(parent_steps)b::bigint[],
+        %(kinds)b::text[], %(is_opens)b::boolean[], %(codecs)b::text[], %(payloads)b::bytea[],
+        %(state_versions)b::integer[], %(write_versions)b::integer[],
+        %(raw_bytes)b::integer[], %(state_bytes)b::bigint[], %(checksums)b::bytea[],
+        %(expected_steps)b::bigint[], %(expected_versions)b::integer[], %(epochs)b::bigint[],
+        %(snapshot_steps)b::bigint[], %(chain_bytes)b::bigint[], %(prune_belows)b::bigint[],
+        %(seal_steps)b::bigint[], %(metadatas)b::text[]
+    ) AS c(run_id, step, parent_step, kind, is_open, codec, payload, state_version,
+           write_version, raw_bytes, state_bytes, checksum, expected_step, expected_version,
+           epoch, snapshot_step, chain_bytes, prune_below, seal_step, metadata)
+), head AS (
+    UPDATE runs r SET
+        head_step     = c.step,
+        head_version  = c.write_version,
+        head_open     = c.is_open,
+        snapshot_step = c.snapshot_step,
+        chain_bytes   = c.chain_bytes,
+        heartbeat_at  = now(),
+        updated_at    = now(),
+        metadata      = CASE WHEN c.metadata IS NULL THEN r.metadata
+                             ELSE r.metadata || c.metadata::jsonb END
+    FROM c
+    WHERE r.run_id = c.run_id
+      AND r.head_step IS NOT DISTINCT FROM c.expected_step
+      AND r.head_version = c.expected_version
+      AND (c.epoch IS NULL OR r.lease_epoch = c.epoch)
+    RETURNING r.run_id
+), new_blobs AS (
+    INSERT INTO blobs (run_id, digest, codec, size, data)
+    SELECT b.run_id, b.digest, b.codec, b.size, b.data
+    FROM unnest(%(blob_run_ids)b::uuid[], %(blob_digests)b::text[], %(blob_codecs)b::text[],
+                %(blob_sizes)b::bigint[], %(blob_datas)b::bytea[])
+         AS b(run_id, digest, codec, size, data)
+    JOIN head USING (run_id)
+    ON CONFLICT (run_id, digest) DO NOTHING
+), new_history AS (
+    INSERT INTO history (run_id, seq, step, item_count, codec, payload, raw_bytes)
+    SELECT h.run_id, h.seq, c.step, h.item_count, h.codec, h.payload, h.raw_bytes
+    FROM unnest(%(history_run_ids)b::uuid[], %(history_seqs)b::bigint[],
+                %(history_counts)b::integer[], %(history_codecs)b::text[],
+                %(history_payloads)b::bytea[], %(history_raw_bytes)b::integer[])
+         AS h(run_id, seq, item_count, codec, payload, raw_bytes)
+    JOIN head USING (run_id) JOIN c USING (run_id)
+), pruned AS (
+    DELETE FROM steps s USING c JOIN head USING (run_id)
+    WHERE s.run_id = c.run_id AND s.step < c.prune_below
+), sealed AS (
+    UPDATE steps s SET is_open = false
+    FROM c JOIN head USING (run_id)
+    WHERE s.run_id = c.run_id AND s.step = c.seal_step AND s.is_open
+)
+INSERT INTO steps AS s (run_id, step, parent_step, kind, is_open, codec, payload,
+                        state_version, write_version, raw_bytes, state_bytes, checksum)
+SELECT c.run_id, c.step, c.parent_step, c.kind, c.is_open, c.codec, c.payload,
+       c.state_version, c.write_version, c.raw_bytes, c.state_bytes, c.checksum
+FROM c JOIN head USING (run_id)
+ON CONFLICT (run_id, step) DO UPDATE SET
+    parent_step = EXCLUDED.parent_step, kind = EXCLUDED.kind, is_open = EXCLUDED.is_open,
+    codec = EXCLUDED.codec, payload = EXCLUDED.payload, state_version = EXCLUDED.state_version,
+    write_version = EXCLUDED.write_version, raw_bytes = EXCLUDED.raw_bytes,
+    state_bytes = EXCLUDED.state_bytes, checksum = EXCLUDED.checksum, updated_at = now()
+WHERE s.is_open
+RETURNING s.run_id, s.created_at, s.updated_at;

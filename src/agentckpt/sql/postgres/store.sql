@@ -1,0 +1,109 @@
+-- Named queries for PostgreSQL. Each block starts with "-- name: <name>"; the Python side
+-- refers to them by name and never builds SQL from user data. Every statement that touches
+-- a run's rows filters on run_id, so each one is routed to a single partition or shard;
+-- commit_steps filters on the run ids of its batch (one run with group_commit=1).
+
+-- name: insert_run
+INSERT INTO runs (run_id, kind, agent_id, config, metadata, parent_run_id, parent_step)
+VALUES (%(run_id)s, %(kind)s, %(agent_id)s, %(config)s, %(metadata)s,
+        %(parent_run_id)s, %(parent_step)s)
+ON CONFLICT (run_id) DO NOTHING
+RETURNING run_id;
+
+-- name: get_run
+SELECT run_id, kind, agent_id, status, head_step, head_version, head_open, snapshot_step,
+       chain_bytes, lease_owner, lease_expires_at, lease_epoch, heartbeat_at, created_at,
+       updated_at, parent_run_id, parent_step, config, metadata::text AS metadata, error
+FROM runs WHERE run_id = %(run_id)s;
+
+-- name: list_runs
+SELECT run_id, kind, agent_id, status, head_step, head_version, head_open, snapshot_step,
+       chain_bytes, lease_owner, lease_expires_at, lease_epoch, heartbeat_at, created_at,
+       updated_at, parent_run_id, parent_step, config, metadata::text AS metadata, error
+FROM runs
+WHERE (%(agent_id)s::text IS NULL OR agent_id = %(agent_id)s)
+  AND (%(kind)s::text IS NULL OR kind = %(kind)s)
+  AND (%(status)s::text IS NULL OR status = %(status)s)
+  AND (%(idle_seconds)s::float8 IS NULL
+       OR updated_at < now() - make_interval(secs => %(idle_seconds)s))
+ORDER BY updated_at DESC, run_id
+LIMIT %(limit)s;
+
+-- name: set_status
+UPDATE runs SET status = %(status)s, error = %(error)s, updated_at = now()
+WHERE run_id = %(run_id)s
+RETURNING run_id;
+
+-- name: commit_probe
+-- Why a commit was refused: the run's head and lease, and the step it tried to write.
+SELECT r.head_step, r.head_version, r.lease_epoch, s.parent_step, s.checksum, s.is_open,
+       s.write_version, s.created_at, s.updated_at
+FROM runs r
+LEFT JOIN steps s ON s.run_id = r.run_id AND s.step = %(step)s
+WHERE r.run_id = %(run_id)s;
+
+-- name: load_chain
+-- The newest snapshot at or before the target step plus every step after it up to the
+-- target, in step order: everything needed to rebuild one state, in one query.
+SELECT s.step, s.parent_step, s.kind, s.is_open, s.codec, s.payload, s.state_version,
+       s.write_version, s.raw_bytes, s.state_bytes, s.checksum, s.created_at, s.updated_at
+FROM steps s
+WHERE s.run_id = %(run_id)s
+  AND s.step <= COALESCE(%(step)s::bigint,
+                         (SELECT head_step FROM runs WHERE run_id = %(run_id)s))
+  AND s.step >= (
+      SELECT max(step) FROM steps
+      WHERE run_id = %(run_id)s AND kind = 'snapshot'
+        AND step <= COALESCE(%(step)s::bigint,
+                             (SELECT head_step FROM runs WHERE run_id = %(run_id)s)))
+ORDER BY s.step;
+
+-- name: list_steps
+SELECT step, parent_step, kind, is_open, codec, state_version, write_version, raw_bytes,
+       length(payload) AS stored_bytes, state_bytes, checksum, created_at, updated_at
+FROM steps WHERE run_id = %(run_id)s ORDER BY step;
+
+-- name: prune_steps
+DELETE FROM steps WHERE run_id = %(run_id)s AND step < %(below)s;
+
+-- name: copy_history
+-- A fork keeps the archived history of the steps up to the one it starts from.
+INSERT INTO history (run_id, seq, step, item_count, codec, payload, raw_bytes)
+SELECT %(to_run_id)s, seq, step, item_count, codec, payload, raw_bytes FROM history
+WHERE run_id = %(from_run_id)s AND step <= %(step)s;
+
+-- name: copy_blobs
+INSERT INTO blobs (run_id, digest, codec, size, data)
+SELECT %(to_run_id)s, digest, codec, size, data FROM blobs WHERE run_id = %(from_run_id)s
+ON CONFLICT (run_id, digest) DO NOTHING;
+
+-- name: delete_run
+-- One statement so a run disappears whole or not at all.
+WITH gone_steps AS (
+    DELETE FROM steps WHERE run_id = %(run_id)s
+), gone_blobs AS (
+    DELETE FROM blobs WHERE run_id = %(run_id)s
+), gone_effects AS (
+    DELETE FROM effects WHERE run_id = %(run_id)s
+), gone_history AS (
+    DELETE FROM history WHERE run_id = %(run_id)s
+), gone_events AS (
+    DELETE FROM events WHERE run_id = %(run_id)s
+), gone_threads AS (
+    DELETE FROM run_threads WHERE run_id = %(run_id)s
+), gone_index AS (
+    DELETE FROM step_index WHERE run_id = %(run_id)s
+), gone_writes AS (
+    DELETE FROM step_writes WHERE run_id = %(run_id)s
+)
+DELETE FROM runs WHERE run_id = %(run_id)s RETURNING run_id;
+
+-- name: insert_blob
+INSERT INTO blobs (run_id, digest, codec, size, data)
+VALUES (%(run_id)s, %(digest)s, %(codec)s, %(size)s, %(data)s)
+ON CONFLICT (run_id, digest) DO NOTHING;
+
+-- name: get_blob
+SELECT digest, codec, size, data FROM blobs
+WHERE run_id = %(run_id)s AND digest = %(digest)s;
+
