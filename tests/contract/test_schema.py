@@ -50,7 +50,8 @@ def pg_catalog(conn: psycopg.Connection[Any], schema: str) -> Catalog:
             "FROM information_schema.columns WHERE table_schema = %(s)s ORDER BY 1, 2"
         ),
         "constraints": query(
-            "SELECT cl.relname, co.conname, co.contype, pg_get_constraintdef(co.oid) "
+            "SELECT cl.relname, co.conname, co.contype, "
+            "replace(pg_get_constraintdef(co.oid), %(s)s || '.', '') "
             "FROM pg_constraint co JOIN pg_class cl ON cl.oid = co.conrelid "
             "JOIN pg_namespace n ON n.oid = co.connamespace WHERE n.nspname = %(s)s "
             "ORDER BY 1, 2"
@@ -154,9 +155,11 @@ def test_postgres_keys_include_run_id(pg_url: str) -> None:
 
 
 def normalize_sql(sql: str | None) -> str | None:
-    """DDL text without comments and layout."""
+    """DDL text without comments, layout and identifier quotes (SQLite quotes the name of
+    a table it renamed: ``CREATE TABLE "run_threads"``)."""
     if sql is None:
         return None
+    sql = re.sub(r'"(\w+)"', r"\1", sql)
     sql = re.sub(r"--[^\n]*", " ", sql)
     sql = re.sub(r"\s+", " ", sql).strip()
     return re.sub(r"\s*([(),])\s*", r"\1", sql)

@@ -39,6 +39,10 @@ class Backend(Protocol):
         """Run a named write once per parameter set, all in one transaction."""
         ...
 
+    def write_all(self, writes: Sequence[tuple[str, Sequence[Params]]]) -> None:
+        """Run named writes, each once per parameter set, in order, in one transaction."""
+        ...
+
     def commit_batch(self, writes: Sequence[StepWrite]) -> list[CommitOutcome]:
         """Write steps of different runs in one transaction, each atomically or (its
         guard failing) not at all; one outcome per write, in order."""
@@ -64,6 +68,8 @@ class AsyncBackend(Protocol):
     async def write(self, name: str, params: Params) -> list[Row]: ...
 
     async def write_many(self, name: str, params: Sequence[Params]) -> None: ...
+
+    async def write_all(self, writes: Sequence[tuple[str, Sequence[Params]]]) -> None: ...
 
     async def commit_batch(self, writes: Sequence[StepWrite]) -> list[CommitOutcome]: ...
 

@@ -11,6 +11,7 @@ from agentckpt.errors import (
     InvalidValueError,
     MigrationError,
     OutcomeUnknownError,
+    RunNotFoundError,
     StorageFullError,
     StoreError,
     UnavailableError,
@@ -58,6 +59,9 @@ def translate(exc: psycopg.Error, *, writing: bool) -> Exception:
         return MigrationError(
             f"PostgreSQL: {text}; run `agentckpt migrate` or Store.migrate() first"
         )
+    if isinstance(exc, pg.ForeignKeyViolation):
+        # Every foreign key of the schema references runs (run_id).
+        return RunNotFoundError(f"PostgreSQL: {text}: the run does not exist")
     if isinstance(exc, pg.ProgramLimitExceeded | pg.UntranslatableCharacter):
         return InvalidValueError("", f"PostgreSQL refused the value ({state}): {text}")
     if isinstance(exc, pg.QueryCanceled | pg.LockNotAvailable):

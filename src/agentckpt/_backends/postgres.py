@@ -241,11 +241,17 @@ class PostgresBackend:
 
     def write_many(self, name: str, params: Sequence[Params]) -> None:
         """Run a named write per parameter set in one transaction (pipelined)."""
-        sql = self._queries[name]
+        self.write_all([(name, params)])
+
+    def write_all(self, writes: Sequence[tuple[str, Sequence[Params]]]) -> None:
+        """Run named writes, each per parameter set, in order, all in one transaction."""
+        batches = [(self._queries[name], params) for name, params in writes]
 
         def write(conn: Conn) -> None:
             with conn.transaction(), conn.cursor() as cur:
-                cur.executemany(sql, params)
+                for sql, params in batches:
+                    if params:
+                        cur.executemany(sql, params)
 
         self._run(write, writing=True)
 

@@ -242,11 +242,17 @@ class AsyncPostgresBackend:
 
     async def write_many(self, name: str, params: Sequence[Params]) -> None:
         """Run a named write per parameter set in one transaction (pipelined)."""
-        sql = self._queries[name]
+        await self.write_all([(name, params)])
+
+    async def write_all(self, writes: Sequence[tuple[str, Sequence[Params]]]) -> None:
+        """Run named writes, each per parameter set, in order, all in one transaction."""
+        batches = [(self._queries[name], params) for name, params in writes]
 
         async def write(conn: Conn) -> None:
             async with conn.transaction(), conn.cursor() as cur:
-                await cur.executemany(sql, params)
+                for sql, params in batches:
+                    if params:
+                        await cur.executemany(sql, params)
 
         await self._run(write, writing=True)
 

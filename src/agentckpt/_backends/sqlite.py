@@ -20,6 +20,7 @@ from agentckpt._core.writes import CommitOutcome, Committed, Refused, Row, StepW
 from agentckpt.errors import (
     InvalidValueError,
     MigrationError,
+    RunNotFoundError,
     StorageFullError,
     StoreError,
     UnavailableError,
@@ -62,6 +63,9 @@ def _translate(exc: sqlite3.Error) -> Exception:
         return StorageFullError(f"SQLite: {text}; free disk space and retry")
     if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED) or "locked" in text:
         return UnavailableError(f"SQLite: {text}; another process held the write lock too long")
+    if "FOREIGN KEY constraint failed" in text:
+        # Every foreign key of the schema references runs (run_id).
+        return RunNotFoundError(f"SQLite: {text}: the run does not exist")
     if "no such table" in text:
         return MigrationError(f"SQLite: {text}; run `agentckpt migrate` or Store.migrate()")
     if isinstance(exc, sqlite3.DataError) or code == sqlite3.SQLITE_TOOBIG:
@@ -210,11 +214,16 @@ class SqliteBackend:
 
     def write_many(self, name: str, params: Sequence[Params]) -> None:
         """Run a named single-statement write per parameter set, in one transaction."""
-        statement = self._queries[name]
-        bound = [_params(p) for p in params]
+        self.write_all([(name, params)])
+
+    def write_all(self, writes: Sequence[tuple[str, Sequence[Params]]]) -> None:
+        """Run named single-statement writes, each per parameter set, in order, all in
+        one transaction."""
+        batches = [(self._queries[name], [_params(p) for p in params]) for name, params in writes]
 
         def run(conn: sqlite3.Connection) -> None:
-            conn.executemany(statement, bound)
+            for statement, bound in batches:
+                conn.executemany(statement, bound)
 
         self._transaction(run)
 

@@ -55,6 +55,10 @@ class AsyncSqliteBackend:
         """See :meth:`SqliteBackend.write_many`."""
         await self._call(partial(self.sync.write_many, name, params))
 
+    async def write_all(self, writes: Sequence[tuple[str, Sequence[Params]]]) -> None:
+        """See :meth:`SqliteBackend.write_all`."""
+        await self._call(partial(self.sync.write_all, writes))
+
     async def commit_batch(self, writes: Sequence[StepWrite]) -> list[CommitOutcome]:
         """See :meth:`SqliteBackend.commit_batch`."""
         return await self._call(partial(self.sync.commit_batch, writes))

@@ -7,7 +7,7 @@ snapshots, deltas, chains and checksums is the same for every backend, sync and 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
@@ -243,6 +243,46 @@ def decode_row(row: dict[str, Any], *, where: str) -> Any:
         raise CorruptDataError(f"{where}: {exc}") from exc
 
 
+def _apply_row(state: Any, row: dict[str, Any], *, where: str, in_place: bool) -> Any:
+    """The state after ``row``: its snapshot, or its delta applied to ``state``."""
+    document = decode_row(row, where=where)
+    if row["kind"] == "snapshot":
+        return document
+    try:
+        return apply(state, document, in_place=in_place)
+    except ValueError as exc:
+        raise CorruptDataError(f"{where}: delta does not apply: {exc}") from exc
+
+
+def _verify(state: Any, row: dict[str, Any], *, where: str) -> None:
+    # encode_trusted: the state was validated when written, possibly under other limits.
+    if checksum(encode_trusted(state)) != bytes(row["checksum"]):
+        raise CorruptDataError(f"{where}: rebuilt state does not match its checksum")
+
+
+def replay(run_id: UUID, rows: Iterable[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], Any]]:
+    """Every kept step's state, in step order: ``(row, state)`` for each row.
+
+    ``rows`` are a run's kept steps with their payloads, in step order, starting at a
+    snapshot. Each state is checked against its row's checksum, and each delta must
+    follow the step before it, so a corrupt row, a missing step or a delta that does not
+    reproduce its state raises :class:`CorruptDataError` naming the step. Consecutive
+    states share unchanged parts: treat them as read-only.
+    """
+    state: Any = None
+    previous: int | None = None
+    for row in rows:
+        where = f"run {run_id} step {row['step']}"
+        if row["kind"] != "snapshot" and (previous is None or row["parent_step"] != previous):
+            raise CorruptDataError(
+                f"{where}: delta against step {row['parent_step']}, which is not kept"
+            )
+        state = _apply_row(state, row, where=where, in_place=False)
+        _verify(state, row, where=where)
+        previous = row["step"]
+        yield row, state
+
+
 def rebuild(run_id: UUID, rows: Sequence[dict[str, Any]], *, verify: bool = True) -> Head:
     """Rebuild the state of the last row from a snapshot row and the delta rows after it.
 
@@ -256,28 +296,17 @@ def rebuild(run_id: UUID, rows: Sequence[dict[str, Any]], *, verify: bool = True
     if first["kind"] != "snapshot":
         raise CorruptDataError(f"run {run_id} step {first['step']}: chain has no snapshot")
     state: Any = None
-    parent_state: Any = None
-    chain_bytes = 0
     last = rows[-1]
-    for row in rows:
-        where = f"run {run_id} step {row['step']}"
-        document = decode_row(row, where=where)
-        if row is last and last["is_open"]:
-            parent_state = state if row["kind"] == "delta" else None
-        if row["kind"] == "snapshot":
-            state, chain_bytes = document, 0
-        else:
-            try:
-                # Keep the parent intact when the head is open: it is the next base.
-                state = apply(state, document, in_place=row is not last or not last["is_open"])
-            except ValueError as exc:
-                raise CorruptDataError(f"{where}: delta does not apply: {exc}") from exc
-            chain_bytes += row["raw_bytes"]
-    # encode_trusted: the state was validated when written, possibly under other limits.
-    if verify and checksum(encode_trusted(state)) != bytes(last["checksum"]):
-        raise CorruptDataError(
-            f"run {run_id} step {last['step']}: rebuilt state does not match its checksum"
-        )
+    for row in rows[:-1]:
+        state = _apply_row(state, row, where=f"run {run_id} step {row['step']}", in_place=True)
+    # The parent stays intact when the head is open: it is the base of its next rewrite.
+    open_delta = bool(last["is_open"]) and last["kind"] == "delta"
+    parent_state = state if open_delta else None
+    where = f"run {run_id} step {last['step']}"
+    state = _apply_row(state, last, where=where, in_place=not open_delta)
+    if verify:
+        _verify(state, last, where=where)
+    chain_bytes = sum(row["raw_bytes"] for row in rows[1:])
     return Head(
         step=last["step"],
         version=last["write_version"],
@@ -292,4 +321,13 @@ def rebuild(run_id: UUID, rows: Sequence[dict[str, Any]], *, verify: bool = True
     )
 
 
-__all__ = ["EMPTY_HEAD", "Head", "Plan", "checksum", "decode_row", "plan_commit", "rebuild"]
+__all__ = [
+    "EMPTY_HEAD",
+    "Head",
+    "Plan",
+    "checksum",
+    "decode_row",
+    "plan_commit",
+    "rebuild",
+    "replay",
+]

@@ -30,7 +30,7 @@ from agentckpt._core.blobs import decompress
 from agentckpt._core.metadata import decode_metadata, encode_metadata
 from agentckpt._core.writes import Row
 from agentckpt._version import __version__
-from agentckpt.errors import ConflictError, CorruptDataError, RunNotFoundError
+from agentckpt.errors import ConflictError, CorruptDataError, RunNotFoundError, StoreError
 from agentckpt.ops import queries
 from agentckpt.ops.views import kept_states
 from agentckpt.store.store import Store, as_run_id
@@ -135,7 +135,6 @@ _RUN_COLUMNS = (
     "metadata",
     "error",
 )
-_IMPORT_BATCH = 500
 
 
 class ExportFormatError(CorruptDataError):
@@ -365,16 +364,22 @@ def import_runs(
                     "imported (use --on-conflict skip or --on-conflict replace)"
                 )
             outcome = "replaced"
-        # Also clears rows a crashed import of this run left behind without a runs row.
         store.delete_run(rid)
-        for kind, _, query, _, _ in _CHILDREN:
-            rows = children[kind]
-            for start in range(0, len(rows), _IMPORT_BATCH):
-                store.backend.write_many(query, rows[start : start + _IMPORT_BATCH])
         run = _params(rid, bundle.run, _RUN_COLUMNS, frozenset({"config"}))
         run["metadata"] = encode_metadata(bundle.run["row"].get("metadata") or {})
-        if not store.backend.write(queries.IMPORT_RUN, run):
-            raise ConflictError(f"run {rid} was created by someone else during the import")
+        # One transaction: the run appears whole or not at all. Its row goes first, as
+        # the rows integrations keep for it reference it.
+        writes: list[tuple[str, list[dict[str, Any]]]] = [(queries.IMPORT_RUN, [run])]
+        writes += [(query, children[kind]) for kind, _, query, _, _ in _CHILDREN]
+        try:
+            store.backend.write_all(writes)
+        except StoreError:
+            if _exists(store, rid):
+                raise ConflictError(
+                    f"run {rid} was created by someone else during the import; nothing of "
+                    "it was imported"
+                ) from None
+            raise
         (summary.replaced if outcome == "replaced" else summary.imported).append(rid)
         if on_run:
             on_run(rid, outcome)

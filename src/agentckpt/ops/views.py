@@ -13,11 +13,9 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from agentckpt._core.codec import encode_trusted
-from agentckpt._core.delta import apply
-from agentckpt._core.plan import checksum, decode_row
+from agentckpt._core.plan import replay
 from agentckpt._core.writes import Row
-from agentckpt.errors import CorruptDataError, StoreError
+from agentckpt.errors import StoreError
 from agentckpt.ops import queries
 from agentckpt.store.store import Store, as_run_id
 
@@ -189,29 +187,10 @@ def stored_chain(store: Store, run_id: UUID | str) -> list[Row]:
 def kept_states(run_id: UUID, rows: list[Row]) -> Iterator[KeptStep]:
     """The state at each kept step, rebuilt from ``rows`` (from :func:`stored_chain`).
 
-    Each state is checked against its stored checksum, so a corrupt row or a delta that
-    does not reproduce its state raises :class:`CorruptDataError` naming the step.
+    Each state is checked against its stored checksum (:func:`~agentckpt._core.plan.replay`).
     States share unchanged parts with the previous one: treat them as read-only.
     """
-    state: Any = None
-    previous: int | None = None
-    for row in rows:
-        where = f"run {run_id} step {row['step']}"
-        document = decode_row(row, where=where)
-        if row["kind"] == "snapshot":
-            state = document
-        else:
-            if previous is None or row["parent_step"] != previous:
-                raise CorruptDataError(
-                    f"{where}: delta against step {row['parent_step']}, which is not kept"
-                )
-            try:
-                state = apply(state, document)
-            except ValueError as exc:
-                raise CorruptDataError(f"{where}: delta does not apply: {exc}") from exc
-        if checksum(encode_trusted(state)) != bytes(row["checksum"]):
-            raise CorruptDataError(f"{where}: rebuilt state does not match its checksum")
-        previous = row["step"]
+    for row, state in replay(run_id, rows):
         yield KeptStep(
             step=row["step"],
             parent_step=row["parent_step"],

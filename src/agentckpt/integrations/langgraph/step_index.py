@@ -113,7 +113,13 @@ class StepIndex:
                 }
             )
         name = queries.WRITES_REPLACE if replace else queries.WRITES_INSERT
-        self.store.backend.write_many(name, params)
+        try:
+            self.store.backend.write_many(name, params)
+        except RunNotFoundError:
+            # Writes can come before the namespace's first checkpoint (a subgraph's
+            # tasks): open its run, which they reference, and write them again.
+            self._open_run(rid, thread_id, namespace)
+            self.store.backend.write_many(name, params)
 
     def _commit(
         self,
@@ -138,15 +144,16 @@ class StepIndex:
                     raise
 
     def _open_run(self, rid: UUID, thread_id: str, namespace: str) -> None:
-        # The thread record first: a run then never exists that delete_thread cannot find.
-        self.store.backend.write(
-            queries.OPEN_RUN, {"run_id": rid, "thread_id": thread_id, "namespace": namespace}
-        )
+        # The run first: its thread record references it. A crash in between leaves a
+        # run with no step and no record, which the next put to this thread completes.
         self.store.create_run(
             rid,
             kind=self.kind,
             metadata={"thread_id": thread_id, "namespace": namespace},
             exist_ok=True,
+        )
+        self.store.backend.write(
+            queries.OPEN_RUN, {"run_id": rid, "thread_id": thread_id, "namespace": namespace}
         )
 
     # -- reading -----------------------------------------------------------------------
@@ -285,7 +292,7 @@ class StepIndex:
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint and write of the thread, in every namespace."""
         for rid, _ in self._thread_runs(thread_id):
-            self._drop_run(rid)
+            self.store.delete_run(rid)
 
     def delete_invocations(self, invocation_ids: Sequence[str]) -> None:
         """Delete the checkpoints (and their writes) that these invocations wrote.
@@ -301,7 +308,7 @@ class StepIndex:
         )
         for rid in dict.fromkeys(row["run_id"] for row in rows):
             if not self.store.backend.read(queries.RUN_INDEXED, {"run_id": rid}):
-                self._drop_run(rid)
+                self.store.delete_run(rid)
 
     def copy_thread(self, source: str, target: str) -> None:
         """Copy every checkpoint and write of ``source`` into ``target``.
@@ -389,12 +396,6 @@ class StepIndex:
     def _thread_runs(self, thread_id: str) -> list[tuple[UUID, str]]:
         rows = self.store.backend.read(queries.THREAD_RUNS, {"thread_id": thread_id})
         return [(row["run_id"], row["namespace"]) for row in rows]
-
-    def _drop_run(self, rid: UUID) -> None:
-        # The run first: its index rows then point at no step and show nothing, and a
-        # crash before lg_forget_run leaves rows the next delete finds and removes.
-        self.store.delete_run(rid)
-        self.store.backend.write(queries.FORGET_RUN, {"run_id": rid})
 
 
 def _selected(row: IndexRow, query: ListQuery, codec: IndexCodec) -> bool:

@@ -112,7 +112,13 @@ class AsyncStepIndex:
                 }
             )
         name = queries.WRITES_REPLACE if replace else queries.WRITES_INSERT
-        await self.store.backend.write_many(name, params)
+        try:
+            await self.store.backend.write_many(name, params)
+        except RunNotFoundError:
+            # Writes can come before the namespace's first checkpoint (a subgraph's
+            # tasks): open its run, which they reference, and write them again.
+            await self._open_run(rid, thread_id, namespace)
+            await self.store.backend.write_many(name, params)
 
     async def _commit(
         self,
@@ -137,15 +143,16 @@ class AsyncStepIndex:
                     raise
 
     async def _open_run(self, rid: UUID, thread_id: str, namespace: str) -> None:
-        # The thread record first: a run then never exists that delete_thread cannot find.
-        await self.store.backend.write(
-            queries.OPEN_RUN, {"run_id": rid, "thread_id": thread_id, "namespace": namespace}
-        )
+        # The run first: its thread record references it. A crash in between leaves a
+        # run with no step and no record, which the next put to this thread completes.
         await self.store.create_run(
             rid,
             kind=self.kind,
             metadata={"thread_id": thread_id, "namespace": namespace},
             exist_ok=True,
+        )
+        await self.store.backend.write(
+            queries.OPEN_RUN, {"run_id": rid, "thread_id": thread_id, "namespace": namespace}
         )
 
     # -- reading -----------------------------------------------------------------------
@@ -284,7 +291,7 @@ class AsyncStepIndex:
     async def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint and write of the thread, in every namespace."""
         for rid, _ in await self._thread_runs(thread_id):
-            await self._drop_run(rid)
+            await self.store.delete_run(rid)
 
     async def delete_invocations(self, invocation_ids: Sequence[str]) -> None:
         """Delete the checkpoints (and their writes) that these invocations wrote.
@@ -300,7 +307,7 @@ class AsyncStepIndex:
         )
         for rid in dict.fromkeys(row["run_id"] for row in rows):
             if not await self.store.backend.read(queries.RUN_INDEXED, {"run_id": rid}):
-                await self._drop_run(rid)
+                await self.store.delete_run(rid)
 
     async def copy_thread(self, source: str, target: str) -> None:
         """Copy every checkpoint and write of ``source`` into ``target``.
@@ -390,12 +397,6 @@ class AsyncStepIndex:
     async def _thread_runs(self, thread_id: str) -> list[tuple[UUID, str]]:
         rows = await self.store.backend.read(queries.THREAD_RUNS, {"thread_id": thread_id})
         return [(row["run_id"], row["namespace"]) for row in rows]
-
-    async def _drop_run(self, rid: UUID) -> None:
-        # The run first: its index rows then point at no step and show nothing, and a
-        # crash before lg_forget_run leaves rows the next delete finds and removes.
-        await self.store.delete_run(rid)
-        await self.store.backend.write(queries.FORGET_RUN, {"run_id": rid})
 
 
 def _selected(row: IndexRow, query: ListQuery, codec: IndexCodec) -> bool:

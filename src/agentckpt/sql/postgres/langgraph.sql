@@ -5,13 +5,7 @@
 -- Every statement on a thread's hot path filters on run_id.
 
 -- name: lg_open_run
--- Before a run is (re)created: record its thread and drop index rows left by an earlier
--- run of the same id that was deleted half-way (only while no such run exists).
-WITH stale AS (
-    DELETE FROM step_index
-    WHERE run_id = %(run_id)s
-      AND NOT EXISTS (SELECT 1 FROM runs WHERE run_id = %(run_id)s)
-)
+-- Record the thread and namespace of a run, once the run exists.
 INSERT INTO run_threads (run_id, thread_id, namespace)
 VALUES (%(run_id)s, %(thread_id)s, %(namespace)s)
 ON CONFLICT (run_id) DO NOTHING;
@@ -134,15 +128,6 @@ WITH gone AS (
     WHERE w.run_id = gone.run_id AND w.checkpoint_id = gone.checkpoint_id
 )
 SELECT DISTINCT run_id FROM gone;
-
--- name: lg_forget_run
--- After the run itself is deleted: its index rows, writes and thread record.
-WITH gone_writes AS (
-    DELETE FROM step_writes WHERE run_id = %(run_id)s
-), gone_index AS (
-    DELETE FROM step_index WHERE run_id = %(run_id)s
-)
-DELETE FROM run_threads WHERE run_id = %(run_id)s;
 
 -- name: lg_blobs_get
 SELECT digest, codec, data FROM blobs

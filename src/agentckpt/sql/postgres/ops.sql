@@ -106,7 +106,8 @@ SELECT event_id::text AS event_id, step, kind, codec, payload, created_at
 FROM events WHERE run_id = %(run_id)s ORDER BY created_at, event_id;
 
 -- name: ops_import_run
--- Written last by an import, after every other row of the run: the run appears whole.
+-- Written first by an import, in the transaction that writes every other row of the run:
+-- the run appears whole. No ON CONFLICT: a run created meanwhile fails the import.
 INSERT INTO runs (run_id, kind, agent_id, status, head_step, head_version, head_open,
                   snapshot_step, chain_bytes, lease_owner, lease_expires_at, lease_epoch,
                   heartbeat_at, created_at, updated_at, parent_run_id, parent_step, config,
@@ -115,9 +116,7 @@ VALUES (%(run_id)s, %(kind)s, %(agent_id)s, %(status)s, %(head_step)s, %(head_ve
         %(head_open)s, %(snapshot_step)s, %(chain_bytes)s, %(lease_owner)s,
         %(lease_expires_at)s::timestamptz, %(lease_epoch)s, %(heartbeat_at)s::timestamptz,
         %(created_at)s::timestamptz, %(updated_at)s::timestamptz, %(parent_run_id)s::uuid,
-        %(parent_step)s, %(config)s, %(metadata)s::jsonb, %(error)s)
-ON CONFLICT (run_id) DO NOTHING
-RETURNING run_id;
+        %(parent_step)s, %(config)s, %(metadata)s::jsonb, %(error)s);
 
 -- name: ops_import_step
 INSERT INTO steps (run_id, step, parent_step, kind, is_open, codec, payload, state_version,

@@ -10,8 +10,9 @@
 --
 -- Every primary key starts with run_id and every statement of the store filters on it, so
 -- each table can be partitioned by HASH (run_id) or distributed on run_id (Citus) as it
--- is. There are no foreign keys: Store.delete_run deletes a run's rows in one statement
--- (the LangGraph tables' rows are deleted by that integration).
+-- is. Store.delete_run deletes the store's own rows of a run in one statement; the rows an
+-- integration keeps for a run (run_threads, step_index, step_writes) reference it with
+-- ON DELETE CASCADE, so they go with it. No foreign key crosses runs.
 --
 -- Times are timestamptz from the database's clock (now()), never the client's.
 
@@ -147,7 +148,8 @@ CREATE TABLE events (
 -- and namespace each run stores; one run per thread and namespace, so consecutive
 -- checkpoints of a thread are consecutive steps of one run, stored as small deltas.
 CREATE TABLE run_threads (
-    run_id     uuid PRIMARY KEY,
+    run_id     uuid PRIMARY KEY
+               CONSTRAINT run_threads_run REFERENCES runs (run_id) ON DELETE CASCADE,
     thread_id  text NOT NULL,
     namespace  text NOT NULL
 );
@@ -161,7 +163,8 @@ CREATE INDEX run_threads_thread ON run_threads (thread_id);
 -- compares them. A checkpoint is visible only once its step and its index row both exist:
 -- writers commit the step first and the index row second.
 CREATE TABLE step_index (
-    run_id         uuid   NOT NULL,
+    run_id         uuid   NOT NULL
+                   CONSTRAINT step_index_run REFERENCES runs (run_id) ON DELETE CASCADE,
     checkpoint_id  text   COLLATE "C" NOT NULL,
     step           bigint NOT NULL,
     parent_id      text,
@@ -177,7 +180,8 @@ CREATE INDEX step_index_invocation ON step_index (invocation_id)
 -- step_writes: writes pending against a checkpoint (LangGraph's put_writes), serialized
 -- by the framework's own serializer and compressed per codec.
 CREATE TABLE step_writes (
-    run_id         uuid    NOT NULL,
+    run_id         uuid    NOT NULL
+                   CONSTRAINT step_writes_run REFERENCES runs (run_id) ON DELETE CASCADE,
     checkpoint_id  text    COLLATE "C" NOT NULL,
     task_id        text    NOT NULL,
     idx            integer NOT NULL,

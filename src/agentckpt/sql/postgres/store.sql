@@ -78,7 +78,8 @@ SELECT %(to_run_id)s, digest, codec, size, data FROM blobs WHERE run_id = %(from
 ON CONFLICT (run_id, digest) DO NOTHING;
 
 -- name: delete_run
--- One statement so a run disappears whole or not at all.
+-- One statement so a run disappears whole or not at all; the rows integrations keep
+-- for the run go with its runs row (ON DELETE CASCADE).
 WITH gone_steps AS (
     DELETE FROM steps WHERE run_id = %(run_id)s
 ), gone_blobs AS (
@@ -89,12 +90,6 @@ WITH gone_steps AS (
     DELETE FROM history WHERE run_id = %(run_id)s
 ), gone_events AS (
     DELETE FROM events WHERE run_id = %(run_id)s
-), gone_threads AS (
-    DELETE FROM run_threads WHERE run_id = %(run_id)s
-), gone_index AS (
-    DELETE FROM step_index WHERE run_id = %(run_id)s
-), gone_writes AS (
-    DELETE FROM step_writes WHERE run_id = %(run_id)s
 )
 DELETE FROM runs WHERE run_id = %(run_id)s RETURNING run_id;
 

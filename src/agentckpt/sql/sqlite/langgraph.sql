@@ -2,8 +2,7 @@
 -- Same queries as sql/postgres/langgraph.sql; see there for the why of each.
 
 -- name: lg_open_run
-DELETE FROM step_index
-WHERE run_id = :run_id AND NOT EXISTS (SELECT 1 FROM runs WHERE run_id = :run_id);
+-- Record the thread and namespace of a run, once the run exists.
 INSERT INTO run_threads (run_id, thread_id, namespace)
 VALUES (:run_id, :thread_id, :namespace)
 ON CONFLICT (run_id) DO NOTHING;
@@ -106,11 +105,6 @@ WHERE (run_id, checkpoint_id) IN (
 DELETE FROM step_index
 WHERE invocation_id IN (SELECT value FROM json_each(:ids))
 RETURNING run_id;
-
--- name: lg_forget_run
-DELETE FROM step_writes WHERE run_id = :run_id;
-DELETE FROM step_index WHERE run_id = :run_id;
-DELETE FROM run_threads WHERE run_id = :run_id;
 
 -- name: lg_blobs_get
 SELECT digest, codec, data FROM blobs

@@ -97,7 +97,8 @@ SELECT event_id, step, kind, codec, payload, created_at
 FROM events WHERE run_id = :run_id ORDER BY created_at, event_id;
 
 -- name: ops_import_run
--- Written last by an import, after every other row of the run: the run appears whole.
+-- Written first by an import, in the transaction that writes every other row of the run:
+-- the run appears whole. No ON CONFLICT: a run created meanwhile fails the import.
 INSERT INTO runs (run_id, kind, agent_id, status, head_step, head_version, head_open,
                   snapshot_step, chain_bytes, lease_owner, lease_expires_at, lease_epoch,
                   heartbeat_at, created_at, updated_at, parent_run_id, parent_step, config,
@@ -107,9 +108,7 @@ VALUES (:run_id, :kind, :agent_id, :status, :head_step, :head_version, :head_ope
         strftime('%Y-%m-%dT%H:%M:%f', :lease_expires_at), :lease_epoch,
         strftime('%Y-%m-%dT%H:%M:%f', :heartbeat_at), strftime('%Y-%m-%dT%H:%M:%f', :created_at),
         strftime('%Y-%m-%dT%H:%M:%f', :updated_at), :parent_run_id, :parent_step, :config,
-        :metadata, :error)
-ON CONFLICT (run_id) DO NOTHING
-RETURNING run_id;
+        :metadata, :error);
 
 -- name: ops_import_step
 INSERT INTO steps (run_id, step, parent_step, kind, is_open, codec, payload, state_version,

@@ -148,7 +148,7 @@ CREATE TABLE events (
 -- checkpoints of a thread are consecutive steps of one run, stored as small deltas.
 -- WITHOUT ROWID (here and below): rows sit in primary-key order, a run's rows together.
 CREATE TABLE run_threads (
-    run_id     TEXT PRIMARY KEY,
+    run_id     TEXT PRIMARY KEY REFERENCES runs (run_id) ON DELETE CASCADE,
     thread_id  TEXT NOT NULL,
     namespace  TEXT NOT NULL
 ) WITHOUT ROWID;
@@ -161,7 +161,7 @@ CREATE INDEX run_threads_thread ON run_threads (thread_id);
 -- collation already sorts checkpoint ids by code point. A checkpoint is visible only once
 -- its step and its index row both exist: writers commit the step first, the index second.
 CREATE TABLE step_index (
-    run_id         TEXT    NOT NULL,
+    run_id         TEXT    NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
     checkpoint_id  TEXT    NOT NULL,
     step           INTEGER NOT NULL,
     parent_id      TEXT,
@@ -177,7 +177,7 @@ CREATE INDEX step_index_invocation ON step_index (invocation_id)
 -- step_writes: writes pending against a checkpoint (LangGraph's put_writes), serialized
 -- by the framework's own serializer and compressed per codec.
 CREATE TABLE step_writes (
-    run_id         TEXT    NOT NULL,
+    run_id         TEXT    NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
     checkpoint_id  TEXT    NOT NULL,
     task_id        TEXT    NOT NULL,
     idx            INTEGER NOT NULL,

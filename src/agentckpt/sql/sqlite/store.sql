@@ -77,14 +77,12 @@ SELECT :to_run_id, digest, codec, size, data FROM blobs WHERE run_id = :from_run
 ON CONFLICT (run_id, digest) DO NOTHING;
 
 -- name: delete_run
+-- The rows integrations keep for the run go with its runs row (ON DELETE CASCADE).
 DELETE FROM steps WHERE run_id = :run_id;
 DELETE FROM blobs WHERE run_id = :run_id;
 DELETE FROM effects WHERE run_id = :run_id;
 DELETE FROM history WHERE run_id = :run_id;
 DELETE FROM events WHERE run_id = :run_id;
-DELETE FROM run_threads WHERE run_id = :run_id;
-DELETE FROM step_index WHERE run_id = :run_id;
-DELETE FROM step_writes WHERE run_id = :run_id;
 DELETE FROM runs WHERE run_id = :run_id RETURNING run_id;
 
 -- name: get_blob
