@@ -1,0 +1,1 @@
+"""Real multi-node PostgreSQL setups for the tests: Citus, PgBouncer, replicas, full disks."""
