@@ -21,6 +21,7 @@ from agentckpt import AsyncStore, Store
 
 from . import pg
 
+pytest_plugins = ["tests.clusters.fixtures"]  # Citus, PgBouncer, replicas: tests/clusters
 _PG: dict[str, Any] = {}
 
 
