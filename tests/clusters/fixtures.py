@@ -285,7 +285,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
                 path = getattr(part, "log_path", None)
                 if isinstance(path, Path) and path.is_file():
                     lines = path.read_text(errors="replace").splitlines()[-30:]
-                    report.sections.append((f"{part.name} log (tail): {path}", "\n".join(lines)))
+                    report.sections.append((f"{part.name} log, last 30 lines", "\n".join(lines)))
     return report  # type: ignore[return-value]
 
 

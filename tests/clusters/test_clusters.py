@@ -19,7 +19,7 @@ import pytest
 from psycopg import errors
 
 from .citus import CitusCluster
-from .cluster import PgCluster
+from .cluster import ClusterError, PgCluster
 from .fixtures import unavailable
 from .fulldisk import TmpfsCluster, datadir_on_tmpfs
 from .pgbouncer import PgBouncer
@@ -377,8 +377,8 @@ def test_full_wal_directory_stops_the_server_until_space_is_freed(
 def test_cleanup_stops_everything_even_frozen_and_unmounts() -> None:
     try:
         cluster = datadir_on_tmpfs("cleanup", size=48 * MiB)
-    except TmpfsError as exc:
-        unavailable("tmpfs", str(exc))
+    except (TmpfsError, ClusterError) as exc:
+        unavailable("datadir_on_tmpfs", str(exc))
     pids = cluster.freeze()
     base, mount = cluster.base, cluster.tmpfs.path
     cluster.cleanup()
