@@ -20,6 +20,7 @@ import pytest
 from agentckpt import AsyncStore, Store
 from tests.support import pg
 
+pytest_plugins = ["tests.clusters.fixtures"]  # Citus, PgBouncer, replicas: tests/clusters
 _PG: dict[str, Any] = {}
 
 
