@@ -140,3 +140,49 @@ def sqlite_saver(path: str) -> Iterator[Any]:
 
     with SqliteSaver.from_conn_string(path) as saver:
         yield saver
+
+
+@contextmanager
+def postgres_schema(dsn: str) -> Iterator[str]:
+    """A fresh PostgreSQL schema for LangGraph's saver: its connection string; dropped after."""
+    import uuid
+
+    import psycopg
+
+    base = dsn.split("?")[0]
+    schema = f"lg_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(base, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{schema}"')
+    try:
+        yield f"{base}?options=-csearch_path%3D{schema}"
+    finally:
+        with psycopg.connect(base, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+@contextmanager
+def postgres_saver(conn_string: str) -> Iterator[Any]:
+    """LangGraph's own PostgresSaver, its tables set up."""
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    with PostgresSaver.from_conn_string(conn_string) as saver:
+        saver.setup()
+        yield saver
+
+
+def checkpoints(saver: Any, thread_id: str) -> list[Any]:
+    """Every checkpoint of a thread in every namespace, as the saver lists them."""
+    return sorted(
+        (
+            (
+                found.config["configurable"]["checkpoint_ns"],
+                found.config["configurable"]["checkpoint_id"],
+                (found.parent_config or {}).get("configurable", {}).get("checkpoint_id"),
+                found.checkpoint,
+                found.metadata,
+                found.pending_writes,
+            )
+            for found in saver.list(config(thread_id))
+        ),
+        key=lambda row: (row[0], row[1]),
+    )
