@@ -28,10 +28,11 @@ def import_from_langgraph(args: argparse.Namespace) -> int:
         from agentckpt.integrations.langgraph.importer import import_threads
         from agentckpt.integrations.langgraph.sources import open_source
     except ModuleNotFoundError as exc:
-        if (exc.name or "").split(".")[0] not in _FRAMEWORK:
+        package = (exc.name or "").split(".")[0]
+        if package not in _FRAMEWORK:
             raise
         raise ConfigurationError(
-            f"--from {args.source_kind} needs LangGraph ({exc.name} is not installed): "
+            f"--from {args.source_kind} needs LangGraph ({package} is not installed): "
             "pip install 'agentckpt[langgraph]'"
         ) from None
     from agentckpt.cli.output import Progress, print_json

@@ -144,6 +144,11 @@ def open_source(kind: str, location: str, *, serde: SerializerProtocol | None = 
     raise ConfigurationError(f"unknown LangGraph source {kind!r}; use {' or '.join(SOURCE_KINDS)}")
 
 
+def _one_line(exc: BaseException) -> str:
+    """A driver's message on one line (libpq's have a hint on the next)."""
+    return " ".join(str(exc).split())
+
+
 def _by_namespace(rows: Iterator[tuple[str, str]]) -> dict[str, list[str]]:
     found: dict[str, list[str]] = defaultdict(list)
     for namespace, checkpoint_id in rows:
@@ -197,7 +202,7 @@ class PostgresSource:
             )
         except psycopg.Error as exc:
             raise ConfigurationError(
-                f"cannot connect to LangGraph's PostgreSQL database: {exc}"
+                f"cannot connect to LangGraph's PostgreSQL database: {_one_line(exc)}"
             ) from None
         try:
             self.where = self._describe()
@@ -213,7 +218,7 @@ class PostgresSource:
             return list(self._conn.execute(sql, params).fetchall())
         except self._errors as exc:
             raise ConfigurationError(
-                f"{self.where}: reading LangGraph's tables failed: {exc}"
+                f"{self.where}: reading LangGraph's tables failed: {_one_line(exc)}"
             ) from None
 
     def _describe(self) -> str:
@@ -286,7 +291,7 @@ class PostgresSource:
             found = self._saver.get_tuple(config)  # type: ignore[arg-type]
         except self._errors as exc:
             raise ConfigurationError(
-                f"{self.where}: reading LangGraph's tables failed: {exc}"
+                f"{self.where}: reading LangGraph's tables failed: {_one_line(exc)}"
             ) from None
         if found is None:
             raise CorruptDataError(
@@ -333,7 +338,7 @@ class SqliteSource:
         try:
             self._conn = sqlite3.connect(file.resolve().as_uri() + "?mode=ro", uri=True)
         except sqlite3.Error as exc:
-            raise ConfigurationError(f"cannot open {self.where}: {exc}") from None
+            raise ConfigurationError(f"cannot open {self.where}: {_one_line(exc)}") from None
         try:
             self._has_path = self._check()
         except BaseException:
@@ -345,7 +350,7 @@ class SqliteSource:
             return self._conn.execute(sql, params).fetchall()
         except sqlite3.Error as exc:
             raise ConfigurationError(
-                f"{self.where}: reading LangGraph's tables failed: {exc}"
+                f"{self.where}: reading LangGraph's tables failed: {_one_line(exc)}"
             ) from None
 
     def _check(self) -> bool:
@@ -354,7 +359,9 @@ class SqliteSource:
             try:
                 columns = {row[1] for row in self._conn.execute(f"PRAGMA table_info({table})")}
             except sqlite3.DatabaseError as exc:
-                raise ConfigurationError(f"{self.where} is not a SQLite database ({exc})") from None
+                raise ConfigurationError(
+                    f"{self.where} is not a SQLite database ({_one_line(exc)})"
+                ) from None
             if columns:
                 found[table] = columns
         missing = _missing_columns(found, _SQLITE_TABLES)
@@ -404,7 +411,9 @@ class SqliteSource:
         try:
             decoded_metadata = json.loads(metadata) if metadata is not None else {}
         except ValueError as exc:
-            raise CorruptDataError(f"{where}: its metadata is not JSON ({exc})") from None
+            raise CorruptDataError(
+                f"{where}: its metadata is not JSON ({_one_line(exc)})"
+            ) from None
         return SourceCheckpoint(
             checkpoint=dict(self.serde.loads_typed((type_, bytes(data)))),
             metadata=dict(decoded_metadata),
