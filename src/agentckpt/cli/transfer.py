@@ -39,18 +39,37 @@ def register(
     imp = sub.add_parser(
         "import",
         parents=[common, listing],
-        help="recreate runs from an export file",
+        help="recreate runs from an export file, or copy LangGraph's saver tables",
         description="Each run is checked (every state against its checksum, every blob "
         "against its sha256) before anything of it is written, and appears in the store "
-        "whole or not at all.",
+        "whole or not at all. With --from langgraph-postgres URL or --from langgraph-sqlite "
+        "PATH, every thread of LangGraph's own saver is copied in instead, as AgentckptSaver "
+        "would have stored it; running it again copies only what is missing.",
     )
-    imp.add_argument("file", metavar="FILE", help="an export file, or - for standard input")
+    imp.add_argument(
+        "file",
+        metavar="FILE",
+        help="an export file, or - for standard input; with --from, LangGraph's database "
+        "(its PostgresSaver connection string, or its SqliteSaver file)",
+    )
+    imp.add_argument(
+        "--from",
+        dest="source_kind",
+        choices=("langgraph-postgres", "langgraph-sqlite"),
+        help="copy the threads of LangGraph's PostgresSaver or SqliteSaver tables",
+    )
+    imp.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="with --from: count what would be copied, write nothing",
+    )
     imp.add_argument(
         "--on-conflict",
         choices=("error", "skip", "replace"),
         default="error",
-        help="when a run already exists: stop with an error (default), skip it, or "
-        "delete and import it again",
+        help="when a run (with --from: a thread that went on in agentckpt) already exists: "
+        "stop with an error before importing anything (default), skip it, or delete and "
+        "import it again",
     )
     imp.set_defaults(func=import_command)
 
@@ -100,7 +119,13 @@ def export_command(args: argparse.Namespace) -> int:
 
 
 def import_command(args: argparse.Namespace) -> int:
-    """Import an export file."""
+    """Import an export file, or LangGraph's saver tables (``--from``)."""
+    if args.source_kind is not None:
+        from agentckpt.cli.from_langgraph import import_from_langgraph
+
+        return import_from_langgraph(args)
+    if args.dry_run:
+        raise CommandLineError("--dry-run works with --from langgraph-postgres|langgraph-sqlite")
     from agentckpt.cli.output import Progress, print_json
     from agentckpt.cli.target import open_store, store_url
     from agentckpt.ops.exchange import import_runs

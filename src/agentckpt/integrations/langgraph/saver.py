@@ -27,6 +27,8 @@ import threading
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from functools import partial
+from os import PathLike
+from types import TracebackType
 from typing import Any
 from uuid import UUID
 
@@ -46,9 +48,11 @@ from agentckpt.errors import ConfigurationError
 from agentckpt.integrations.langgraph import calls
 from agentckpt.integrations.langgraph.calls import DeltaChannelPruneError, PruneStrategyError
 from agentckpt.integrations.langgraph.codec import DEFAULT_BLOB_THRESHOLD, CheckpointCodec
+from agentckpt.integrations.langgraph.conn_strings import store_url
 from agentckpt.integrations.langgraph.records import check_text, thread_run_id
 from agentckpt.integrations.langgraph.step_index import StepIndex
 from agentckpt.integrations.langgraph.step_index_async import AsyncStepIndex
+from agentckpt.integrations.langgraph.versions import Version, next_version
 from agentckpt.store.store import Store
 from agentckpt.store.store_async import AsyncStore
 
@@ -68,8 +72,11 @@ DEFAULT_POLICY = SnapshotPolicy(interval=100, prune=False)
 what a read replays, and the default chain byte budget bounds it in bytes."""
 
 
-class AgentckptSaver(BaseCheckpointSaver[int]):
+class AgentckptSaver(BaseCheckpointSaver[Any]):
     """LangGraph checkpointer storing checkpoints as agentckpt runs and steps.
+
+    Channel versions are ints (``1, 2, ...``) for threads it starts; a thread written by
+    one of LangGraph's own savers keeps its string versions (see :meth:`get_next_version`).
 
     Args:
         url: ``sqlite:///path.db`` or ``postgresql://...`` (see :meth:`Store.connect`).
@@ -143,6 +150,17 @@ class AgentckptSaver(BaseCheckpointSaver[int]):
             yield saver
         finally:
             await saver.aclose()
+
+    @classmethod
+    def from_conn_string(cls, conn_string: str | PathLike[str], **options: Any) -> _SaverOpening:
+        """A saver on a LangGraph saver's connection string, for ``with`` or ``async with``.
+
+        Takes what ``PostgresSaver.from_conn_string`` / ``AsyncPostgresSaver`` take (a
+        ``postgresql://`` URL or libpq ``key=value`` string) and what ``SqliteSaver`` takes
+        (a file path or ``:memory:``). ``with`` opens the sync store, ``async with`` the
+        async one on the running loop, as :meth:`from_url` and :meth:`afrom_url` do.
+        """
+        return _SaverOpening(cls, store_url(conn_string), options)
 
     def setup(self) -> None:
         """Open the sync store now (and migrate the schema) instead of on first use."""
@@ -226,6 +244,15 @@ class AgentckptSaver(BaseCheckpointSaver[int]):
         if self._aindex is None:
             self._aindex, self._aloop = AsyncStepIndex(store, kind=RUN_KIND), loop
         return self._aindex
+
+    def get_next_version(self, current: Version | None, channel: None = None) -> Version:
+        """The next version of a channel, in the format the thread already uses.
+
+        ``None`` (a new channel) gives ``1``; an int (agentckpt's format) the next int; a
+        string (LangGraph's savers' format) the next integer part, zero-padded to 32
+        digits, with a new random fraction, as those savers continue it.
+        """
+        return next_version(current)
 
     def _codec(self) -> CheckpointCodec:
         # Built per call: with_allowlist() clones the saver with another serde.
@@ -374,3 +401,56 @@ class AgentckptSaver(BaseCheckpointSaver[int]):
                 await index.delete_thread(thread_id)
         else:
             await index.keep_latest(threads, partial(calls.refuse_delta_threads, self._codec()))
+
+
+class _SaverOpening:
+    """What :meth:`AgentckptSaver.from_conn_string` returns: a saver for ``with`` (sync
+    store) or ``async with`` (async store), closed on exit."""
+
+    def __init__(self, cls: type[AgentckptSaver], url: str, options: dict[str, Any]) -> None:
+        self._cls = cls
+        self.url = url
+        self._options = options
+        self._saver: AgentckptSaver | None = None
+
+    def _open(self) -> AgentckptSaver:
+        if self._saver is not None:
+            raise ConfigurationError("this from_conn_string(...) was entered already")
+        self._saver = self._cls(self.url, **self._options)
+        return self._saver
+
+    def __enter__(self) -> AgentckptSaver:
+        saver = self._open()
+        try:
+            saver.setup()
+        except BaseException:
+            saver.close()
+            raise
+        return saver
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if self._saver is not None:
+            self._saver.close()
+
+    async def __aenter__(self) -> AgentckptSaver:
+        saver = self._open()
+        try:
+            await saver.asetup()
+        except BaseException:
+            await saver.aclose()
+            raise
+        return saver
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if self._saver is not None:
+            await self._saver.aclose()

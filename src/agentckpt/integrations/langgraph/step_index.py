@@ -208,6 +208,15 @@ class StepIndex:
                 return
             after = rows[-1]
 
+    def thread_checkpoints(self, thread_id: str) -> dict[str, set[str]]:
+        """The ids of the thread's visible checkpoints, by namespace (no state is read)."""
+        found: dict[str, set[str]] = {}
+        for rid, namespace in self._thread_runs(thread_id):
+            rows = self.store.backend.read(queries.INDEX_ALL, {"run_id": rid})
+            if rows:
+                found[namespace] = {row["checkpoint_id"] for row in rows}
+        return found
+
     def _page(self, query: ListQuery, after: IndexRow | None, page: int) -> list[IndexRow]:
         if query.thread_id is not None and query.namespace is not None:
             rid = thread_run_id(query.thread_id, query.namespace)
