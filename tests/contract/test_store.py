@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import inspect
 import json
 import uuid
 from datetime import UTC, datetime, timedelta
@@ -688,3 +689,78 @@ async def test_concurrent_commits_on_one_async_store(url: str) -> None:
         assert latest.step == 2
         assert latest.state == {"v": results.index(won[0]) + 1}
         assert (await store.commit(run.run_id, {"v": 9})).step == 3
+
+
+# -- resume_run ------------------------------------------------------------------------
+
+
+def _count_reads(store: Any) -> list[str]:
+    """The name of every query the store's backend reads from now on."""
+    backend = store.backend
+    original = backend.read
+    names: list[str] = []
+    if inspect.iscoroutinefunction(original):
+
+        async def read_async(name: str, params: Any) -> Any:
+            names.append(name)
+            return await original(name, params)
+
+        backend.read = read_async
+    else:
+
+        def read(name: str, params: Any) -> Any:
+            names.append(name)
+            return original(name, params)
+
+        backend.read = read
+    return names
+
+
+def test_resume_run_reads_the_record_and_the_state_in_one_query(make_store: Any) -> None:
+    store = make_store(policy=PRUNING)
+    config = {"tools": ["search"] * 50, "model": "m"}
+    run = store.create_run(agent_id="planner", config=config, metadata={"user": "u1"})
+    reader = make_store(policy=PRUNING)
+    reads = _count_reads(reader)
+    record, checkpoint = reader.resume_run(run.run_id)
+    assert reads == ["resume_run"]
+    assert checkpoint is None  # no step yet
+    assert record == reader.get_run(run.run_id)
+    for n in range(1, 13):  # snapshots at 1, 6, 11 (pruned below): a chain of two rows
+        store.commit(run.run_id, conversation(n), keep_open=n == 12)
+    assert [i.step for i in store.steps(run.run_id)] == [11, 12]
+    del reads[:]
+    record, checkpoint = reader.resume_run(str(run.run_id))
+    assert reads == ["resume_run"]
+    assert record == reader.get_run(run.run_id)
+    assert (record.agent_id, record.config, record.metadata) == ("planner", config, {"user": "u1"})
+    assert (record.head_step, record.head_open, record.snapshot_step) == (12, True, 11)
+    assert checkpoint is not None
+    assert (checkpoint.step, checkpoint.info.is_open) == (12, True)
+    assert dump(checkpoint.state) == dump(conversation(12))
+    assert checkpoint.info == reader.steps(run.run_id)[-1]
+    assert reader.resume(run.run_id) == checkpoint
+    with pytest.raises(RunNotFoundError):
+        reader.resume_run(uuid.uuid4())
+
+
+def test_resume_run_makes_the_state_the_writers_base_and_hands_out_a_copy(
+    make_store: Any,
+) -> None:
+    first = make_store()
+    second = make_store()
+    run = first.create_run()
+    first.commit(run.run_id, conversation(1))
+    second.resume_run(run.run_id)
+    second.commit(run.run_id, conversation(2), expected_head=1)
+    with pytest.raises(StaleHeadError):
+        first.commit(run.run_id, conversation(3), expected_head=1)
+    _, checkpoint = first.resume_run(run.run_id)  # the writer (re)starts from the database
+    assert checkpoint is not None
+    state = checkpoint.state
+    state["messages"].append({"role": "user", "content": "message 3"})
+    state["system"] = "changed after reading"  # the caller's copy, not the store's base
+    info = first.commit(run.run_id, conversation(3), expected_head=2)
+    assert info.step == 3
+    assert dump(first.latest(run.run_id).state) == dump(conversation(3))
+    assert dump(make_store().latest(run.run_id).state) == dump(conversation(3))

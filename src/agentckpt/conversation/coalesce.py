@@ -57,6 +57,10 @@ class Coalescer:
         self._dirty = False
         self._last_write = self._clock()
 
+    def restore(self, dirty: bool) -> None:
+        """Put the unwritten-changes flag back as it was (a change was undone)."""
+        self._dirty = dirty
+
     def due(self) -> bool:
         """True when there are unwritten changes and the interval has passed."""
         return self._dirty and self._clock() - self._last_write >= self.interval

@@ -113,22 +113,32 @@ class AsyncConversations(AsyncConversationReader):
         become the conversation's) are written with the next write.
         """
         tools = list(tools)
-        recovery = await self.recover(
-            conversation_id,
+        recovery, stored = await self._recover(
+            as_run_id(conversation_id),
             agent_config=agent_config,
             tools=tools,
             accept_drift=accept_drift,
             rerun=rerun,
         )
         archived = recovery.state.archived_messages
-        hot = [m.copy() for m in recovery.model_messages[archived:]]
+        # The handle continues from the recovered message objects themselves: the state
+        # read from the store is already this process's own copy, so nothing copies it
+        # again (only the small config and metadata records are the handle's own).
+        hot = recovery.model_messages[archived:]
         state = recovery.state.copy(conversation=hot)
         if recovery.differences:
             state.agent_config = AgentConfig.coerce(agent_config)
             state.tool_registry = tools
         pending = recovery.pending
         turn_start = len(hot) if pending is None else pending.start - archived
-        handle = self._handle(
+        # The completed turns as stored are the handle's cached JSON of them, except a
+        # message that recovery repaired (a dangling call closed), which is encoded anew.
+        as_stored = recovery.messages[archived:]
+        sealed = [
+            doc if hot[i] is as_stored[i] else hot[i].to_json()
+            for i, doc in enumerate(stored[:turn_start])
+        ]
+        return self._handle(
             recovery.conversation_id,
             recovery.agent_id,
             state,
@@ -137,8 +147,8 @@ class AsyncConversations(AsyncConversationReader):
             turn_start,
             recovery.state_bytes,
             recovery,
+            sealed,
         )
-        return handle
 
     async def open_or_start(
         self,
@@ -246,10 +256,10 @@ class AsyncConversations(AsyncConversationReader):
         turn_start: int,
         state_bytes: int,
         recovery: Recovery | None,
+        sealed: list[dict[str, Any]] | None = None,
     ) -> AsyncConversation:
         generation = self._writers.get(rid, 0) + 1
         self._writers[rid] = generation
-        self._attach(rid, state.conversation)
         return AsyncConversation(
             self,
             rid,
@@ -261,6 +271,7 @@ class AsyncConversations(AsyncConversationReader):
             state_bytes=state_bytes,
             generation=generation,
             recovery=recovery,
+            sealed=sealed,
         )
 
     def _check_writer(self, rid: UUID, generation: int) -> None:

@@ -10,10 +10,19 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
-from agentckpt._core.codec import same
+from agentckpt._core.codec import Limits, same, validate
 from agentckpt.errors import InvalidValueError
 
-__all__ = ["NUMBER", "at", "check_extra", "emit", "need", "need_object", "split"]
+__all__ = [
+    "NUMBER",
+    "at",
+    "check_extra",
+    "emit",
+    "need",
+    "need_object",
+    "split",
+    "validate_at",
+]
 
 
 def at(path: str, key: str | int) -> str:
@@ -92,3 +101,21 @@ class FieldRecord:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.to_json()!r})"
+
+
+def validate_at(value: Any, path: str, *, limits: Limits) -> None:
+    """Check that ``value`` can be stored at ``path`` of a state, before it joins it.
+
+    The limits apply to the whole state, so the value is checked as deep as it will sit
+    (one level per segment of ``path``); an :class:`InvalidValueError` names the path of
+    the bad part inside the state. Costs O(value), not O(state).
+    """
+    depth = path.count("/")
+    nested = value
+    for _ in range(depth):
+        nested = [nested]
+    try:
+        validate(nested, limits=limits)
+    except InvalidValueError as exc:
+        # Each wrapping list adds "/0" in front of the path inside the value.
+        raise InvalidValueError(path + exc.path[2 * depth :], exc.reason) from None

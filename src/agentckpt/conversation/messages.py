@@ -168,6 +168,12 @@ class ToolCall:
         twin.extra = dict(self.extra)
         return twin
 
+    def restore(self, saved: ToolCall) -> None:
+        """Put back every field of ``saved``, a :meth:`copy` of this call taken earlier
+        (the conversation API undoes a refused write with it)."""
+        for name in self.__slots__:
+            setattr(self, name, getattr(saved, name))
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ToolCall):
             return NotImplemented

@@ -87,8 +87,27 @@ class ConversationReader:
         given ``rerun``, re-run through it (it gets the call, returns the result); the
         repaired messages are ``model_messages`` (``messages`` stays exactly as stored).
         """
-        loaded = self._load(as_run_id(conversation_id))
-        rid = loaded.run.run_id
+        recovery, _ = self._recover(
+            as_run_id(conversation_id),
+            agent_config=agent_config,
+            tools=tools,
+            accept_drift=accept_drift,
+            rerun=rerun,
+        )
+        return recovery
+
+    def _recover(
+        self,
+        rid: UUID,
+        *,
+        agent_config: AgentConfig | Mapping[str, Any],
+        tools: Iterable[Any],
+        accept_drift: bool,
+        rerun: Rerun | None,
+    ) -> tuple[Recovery, list[Any]]:
+        """:meth:`recover`, and the hot messages as stored (the JSON the model was read
+        from), which a writer reuses as its encoding of the completed turns."""
+        loaded = self._load(rid)
         tools = list(tools)
         differences = config_drift(loaded.state, agent_config, tools)
         if differences and not accept_drift:
@@ -105,7 +124,7 @@ class ConversationReader:
         for item in dangling:
             key = (item.message_index, item.call_index)
             results[key] = rerun(item.call) if rerun else interrupted_result(item.call)
-        return Recovery(
+        recovery = Recovery(
             conversation_id=rid,
             agent_id=loaded.run.agent_id,
             step=loaded.step,
@@ -119,6 +138,8 @@ class ConversationReader:
             differences=differences,
             upgraded_from=loaded.upgraded_from,
         )
+        stored: list[Any] = loaded.document.get("conversation", [])
+        return recovery, stored
 
     def history(
         self, conversation_id: RunId, state: ConversationState | None = None
@@ -205,13 +226,13 @@ class ConversationReader:
                     call.attach_loader(loader)
 
     def _load(self, rid: UUID) -> _Loaded:
-        run = self.store.get_run(rid)
+        # resume_run(): the run's record and its state in one query, and the store's view
+        # of the run becomes exactly the state this writer starts from, so a writer that
+        # moved the conversation meanwhile makes our next write conflict instead of being
+        # overwritten. The state is our own copy: the model is built over it, not copied.
+        run, checkpoint = self.store.resume_run(rid)
         if run.kind != KIND:
             raise RunNotFoundError(f"run {rid} is a {run.kind!r} run, not a conversation")
-        # resume(): the store's view of the run becomes exactly the state this writer
-        # starts from, so a writer that moved the conversation meanwhile makes our next
-        # write conflict instead of being overwritten.
-        checkpoint = self.store.resume(rid)
         if checkpoint is not None:
             document: Any = checkpoint.state
             info = checkpoint.info

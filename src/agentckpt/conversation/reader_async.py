@@ -86,8 +86,27 @@ class AsyncConversationReader:
         given ``rerun``, re-run through it (it gets the call, returns the result); the
         repaired messages are ``model_messages`` (``messages`` stays exactly as stored).
         """
-        loaded = await self._load(as_run_id(conversation_id))
-        rid = loaded.run.run_id
+        recovery, _ = await self._recover(
+            as_run_id(conversation_id),
+            agent_config=agent_config,
+            tools=tools,
+            accept_drift=accept_drift,
+            rerun=rerun,
+        )
+        return recovery
+
+    async def _recover(
+        self,
+        rid: UUID,
+        *,
+        agent_config: AgentConfig | Mapping[str, Any],
+        tools: Iterable[Any],
+        accept_drift: bool,
+        rerun: Rerun | None,
+    ) -> tuple[Recovery, list[Any]]:
+        """:meth:`recover`, and the hot messages as stored (the JSON the model was read
+        from), which a writer reuses as its encoding of the completed turns."""
+        loaded = await self._load(rid)
         tools = list(tools)
         differences = config_drift(loaded.state, agent_config, tools)
         if differences and not accept_drift:
@@ -104,7 +123,7 @@ class AsyncConversationReader:
         for item in dangling:
             key = (item.message_index, item.call_index)
             results[key] = await rerun(item.call) if rerun else interrupted_result(item.call)
-        return Recovery(
+        recovery = Recovery(
             conversation_id=rid,
             agent_id=loaded.run.agent_id,
             step=loaded.step,
@@ -118,6 +137,8 @@ class AsyncConversationReader:
             differences=differences,
             upgraded_from=loaded.upgraded_from,
         )
+        stored: list[Any] = loaded.document.get("conversation", [])
+        return recovery, stored
 
     async def history(
         self, conversation_id: RunId, state: ConversationState | None = None
@@ -204,13 +225,13 @@ class AsyncConversationReader:
                     call.attach_loader(loader)
 
     async def _load(self, rid: UUID) -> _Loaded:
-        run = await self.store.get_run(rid)
+        # resume_run(): the run's record and its state in one query, and the store's view
+        # of the run becomes exactly the state this writer starts from, so a writer that
+        # moved the conversation meanwhile makes our next write conflict instead of being
+        # overwritten. The state is our own copy: the model is built over it, not copied.
+        run, checkpoint = await self.store.resume_run(rid)
         if run.kind != KIND:
             raise RunNotFoundError(f"run {rid} is a {run.kind!r} run, not a conversation")
-        # resume(): the store's view of the run becomes exactly the state this writer
-        # starts from, so a writer that moved the conversation meanwhile makes our next
-        # write conflict instead of being overwritten.
-        checkpoint = await self.store.resume(rid)
         if checkpoint is not None:
             document: Any = checkpoint.state
             info = checkpoint.info

@@ -4,24 +4,31 @@
 
 A turn is one step of the run. Adding the user's message commits the step *open*
 (durable before the model is called); streamed output and tool calls rewrite that open
-step, coalesced; completing the turn commits it *sealed*. Each write of the open step
-bumps its ``write_version``, so a second writer is refused with a typed conflict.
+step, coalesced; completing the turn commits it *sealed*, in one commit that carries
+whatever was still unwritten. Each write of the open step bumps its ``write_version``, so
+a second writer is refused with a typed conflict.
+
+A call whose write is refused (a value the store cannot keep, another writer) leaves the
+handle exactly as it was before the call; content that is only buffered (streamed text,
+a tool call started) is checked when it is added, so it cannot poison a later write.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import EllipsisType
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from agentckpt._core.blobs import is_ref
-from agentckpt._core.codec import encode, encode_trusted
+from agentckpt._core.codec import Limits, encode, encode_trusted
 from agentckpt._core.writes import BlobRow, HistoryRow
 from agentckpt.conversation import queries
 from agentckpt.conversation.archive import choose_cut, segment_row
 from agentckpt.conversation.coalesce import Coalescer
+from agentckpt.conversation.fields import validate_at
 from agentckpt.conversation.model import ArchiveInfo, ConversationState, Message, ToolCall
 from agentckpt.errors import ConflictError, InvalidValueError, StaleHeadError, TurnError
 from agentckpt.records import StepInfo
@@ -29,6 +36,44 @@ from agentckpt.records import StepInfo
 if TYPE_CHECKING:
     from agentckpt.conversation.conversations_async import AsyncConversations
     from agentckpt.conversation.recovery import Recovery
+
+
+# A write that fails with one of these wrote nothing and never will as it stands (a value
+# the store refuses, another writer): the call is undone. Other failures (UnavailableError,
+# OutcomeUnknownError, ...) keep the change in memory, for flush() to retry.
+_REFUSED = (InvalidValueError, ConflictError)
+
+
+@dataclass(slots=True)
+class _ArchiveMark:
+    """What archiving old turns changed: the lists before the cut, the segment it added."""
+
+    messages: list[Message]
+    sealed: list[dict[str, Any]]
+    info: ArchiveInfo | None
+    counts: tuple[int, int]
+    archived: int | None
+    segment: HistoryRow
+
+
+@dataclass(slots=True)
+class _Mark:
+    """What a call may change in the handle, taken before it, to undo a refused write."""
+
+    step: int | None
+    is_open: bool
+    turn_start: int
+    reply: Message | None
+    reply_content: Any
+    reply_calls: int | None
+    dirty: bool
+    messages: int
+    sealed: int
+    blobs: int
+    usage: tuple[int | None, int | None, int | float | None]
+    calls: list[tuple[ToolCall, ToolCall]]
+    # Set when the call archives old turns (rare): the lists it cuts, before the cut.
+    archive: _ArchiveMark | None = None
 
 
 def now_timestamp() -> str:
@@ -67,6 +112,7 @@ class AsyncConversation:
         state_bytes: int,
         generation: int,
         recovery: Recovery | None = None,
+        sealed: list[dict[str, Any]] | None = None,
     ) -> None:
         self.conversations = owner
         self.store = owner.store
@@ -79,8 +125,11 @@ class AsyncConversation:
         self._open = is_open
         self._expected: int | EllipsisType | None = step
         self._turn_start = turn_start
-        # Completed turns never change: their JSON is built once, not on every write.
-        self._sealed = [m.to_json() for m in state.conversation[:turn_start]]
+        # Completed turns never change: their JSON is built once, not on every write
+        # (``sealed``: the JSON they were read from, when the caller has it).
+        self._sealed = (
+            sealed if sealed is not None else [m.to_json() for m in state.conversation[:turn_start]]
+        )
         self._blobs: list[BlobRow] = []
         self._history: list[HistoryRow] = []
         self._recheck_history = False
@@ -119,21 +168,28 @@ class AsyncConversation:
     ) -> StepInfo:
         """Start a turn with the user's message; it is durable when this returns.
 
-        If the commit fails, the turn stays open in memory; :meth:`flush` retries it.
+        If the store refuses the message (a value it cannot keep, another writer), the
+        handle is as it was. If the commit fails otherwise, the turn stays open in memory;
+        :meth:`flush` retries it.
         """
         if self._open:
             raise TurnError(
                 f"conversation {self.conversation_id}: turn {self._step} is still open; "
                 "complete it before adding the next user message"
             )
-        self._archive_if_large()
         message = Message("user", content, timestamp=timestamp or now_timestamp(), extra=extra)
-        self.state.conversation.append(message)
-        self._turn_start = len(self.state.conversation) - 1
-        self._step = (self._step or 0) + 1
-        self._open = True
-        self._reply = None
-        return await self._write(seal=False)
+        mark = self._mark()
+        try:
+            self._archive_if_large(mark)
+            self.state.conversation.append(message)
+            self._turn_start = len(self.state.conversation) - 1
+            self._step = (self._step or 0) + 1
+            self._open = True
+            self._reply = None
+        except BaseException:
+            self._restore(mark)
+            raise
+        return await self._commit(mark, seal=False)
 
     async def add_message(self, message: Message) -> bool:
         """Add a message (assistant, tool, system) to the open turn; written coalesced.
@@ -143,12 +199,13 @@ class AsyncConversation:
         self._require_open()
         if message.role == "user":
             raise TurnError("a user message starts a turn: use add_user_message()")
-        for call in message.tool_calls or ():
-            self._offload(call)
-        self.state.conversation.append(message)
-        self._reply = None
-        self._coalescer.changed()
-        return await self.flush_if_due()
+        mark = self._mark(calls=message.tool_calls or ())
+        try:
+            self._append(message, check=True)
+        except BaseException:
+            self._restore(mark)
+            raise
+        return await self._flush_if_due(mark)
 
     async def add_assistant_message(
         self,
@@ -163,7 +220,8 @@ class AsyncConversation:
         cost_usd: int | float = 0,
     ) -> StepInfo | None:
         """Add a whole (not streamed) assistant message; with ``complete`` (the default)
-        the turn is completed too: one durable write, returning its step."""
+        the turn is completed too: one durable write, which carries the message, anything
+        of the turn not written yet and the seal, and returns its step."""
         message = Message(
             "assistant",
             content,
@@ -171,11 +229,19 @@ class AsyncConversation:
             tool_calls=None if tool_calls is None else list(tool_calls),
             extra=extra,
         )
-        await self.add_message(message)
         if not complete:
+            await self.add_message(message)
             return None
-        return await self.complete_turn(
-            input_tokens=input_tokens, output_tokens=output_tokens, cost_usd=cost_usd
+        self._require_open()
+        mark = self._mark(calls=message.tool_calls or ())
+        try:
+            # Not checked here nor flushed: the sealing commit checks and writes it now.
+            self._append(message, check=False)
+        except BaseException:
+            self._restore(mark)
+            raise
+        return await self._seal(
+            mark, input_tokens=input_tokens, output_tokens=output_tokens, cost_usd=cost_usd
         )
 
     def begin_reply(
@@ -184,32 +250,59 @@ class AsyncConversation:
         """Start the assistant message that :meth:`stream` and :meth:`start_tool_call`
         add to (they start one themselves if none is in progress)."""
         self._require_open()
-        self._reply = Message("assistant", "", timestamp=timestamp or now_timestamp(), extra=extra)
-        self.state.conversation.append(self._reply)
+        reply = Message("assistant", "", timestamp=timestamp or now_timestamp(), extra=extra)
+        validate_at(
+            reply.to_json(), f"/conversation/{len(self.state.conversation)}", limits=self._limits
+        )
+        self.state.conversation.append(reply)
+        self._reply = reply
         self._coalescer.changed()
-        return self._reply
+        return reply
 
     async def stream(self, text: str) -> bool:
         """Append streamed text to the reply being generated; True if it caused a write."""
-        reply = self._current_reply()
-        if reply.content is not None and not isinstance(reply.content, str):
+        self._require_open()
+        reply = self._reply
+        if reply is not None and reply.content is not None and not isinstance(reply.content, str):
             raise TurnError("the reply's content is not text; cannot stream text into it")
-        reply.content = (reply.content or "") + text
-        self._coalescer.changed()
-        return await self.flush_if_due()
+        if type(text) is not str:
+            raise TypeError(f"stream() takes a str, not {type(text).__name__}")
+        index = len(self.state.conversation) - (reply is not None)
+        validate_at(text, f"/conversation/{index}/content", limits=self._limits)
+        mark = self._mark()
+        try:
+            reply = self._current_reply()
+            reply.content = (reply.content or "") + text
+            self._coalescer.changed()
+        except BaseException:
+            self._restore(mark)
+            raise
+        return await self._flush_if_due(mark)
 
     async def start_tool_call(
         self, tool_name: str, arguments: Any = None, *, extra: dict[str, Any] | None = None
     ) -> ToolCall:
         """Record that the reply calls a tool (no result yet: a crash now leaves it
         dangling, which recovery closes or re-runs)."""
-        reply = self._current_reply()
+        self._require_open()
         call = ToolCall(tool_name, arguments, extra=extra)
-        if reply.tool_calls is None:
-            reply.tool_calls = []
-        reply.tool_calls.append(call)
-        self._coalescer.changed()
-        await self.flush_if_due()
+        reply = self._reply
+        index = len(self.state.conversation) - (reply is not None)
+        position = 0 if reply is None or reply.tool_calls is None else len(reply.tool_calls)
+        validate_at(
+            call.to_json(), f"/conversation/{index}/tool_calls/{position}", limits=self._limits
+        )
+        mark = self._mark()
+        try:
+            reply = self._current_reply()
+            if reply.tool_calls is None:
+                reply.tool_calls = []
+            reply.tool_calls.append(call)
+            self._coalescer.changed()
+        except BaseException:
+            self._restore(mark)
+            raise
+        await self._flush_if_due(mark)
         return call
 
     async def finish_tool_call(
@@ -218,13 +311,19 @@ class AsyncConversation:
         """Record a tool's result and write the turn at once (a result is costly to redo).
 
         A result larger than ``blob_threshold`` goes to the blob store in the same
-        transaction; the state keeps its reference.
+        transaction; the state keeps its reference. A result the store refuses leaves
+        the call without it, as before.
         """
         self._require_open()
-        call.set_result(result, duration_ms=duration_ms)
-        self._offload(call)
-        self._coalescer.changed()
-        return await self._write(seal=False)
+        mark = self._mark(calls=[call])
+        try:
+            call.set_result(result, duration_ms=duration_ms)
+            self._offload(call)
+            self._coalescer.changed()
+        except BaseException:
+            self._restore(mark)
+            raise
+        return await self._commit(mark, seal=False)
 
     def end_reply(self) -> None:
         """End the streamed assistant message; the next :meth:`stream` starts a new one."""
@@ -244,35 +343,23 @@ class AsyncConversation:
     async def complete_turn(
         self, *, input_tokens: int = 0, output_tokens: int = 0, cost_usd: int | float = 0
     ) -> StepInfo:
-        """Seal the turn: one durable write; the turn is complete when this returns.
+        """Seal the turn: one durable write, carrying anything of the turn not written
+        yet; the turn is complete when this returns.
 
         Token counts and cost are added to the metadata. A tool call still without a
         result is refused (:class:`InvalidValueError` with its path): finish it first,
         even with an error result, so no model ever sees a call without its result.
         """
         self._require_open()
-        for i in range(self._turn_start, len(self.state.conversation)):
-            for j, call in enumerate(self.state.conversation[i].tool_calls or ()):
-                if not call.has_result:
-                    raise InvalidValueError(
-                        f"/conversation/{i}/tool_calls/{j}",
-                        f"tool call {call.tool_name!r} has no result; finish it first",
-                    )
-        meta = self.state.metadata
-        before = (meta.input_tokens, meta.output_tokens, meta.cost_estimate_usd)
-        meta.add_usage(input_tokens=input_tokens, output_tokens=output_tokens, cost_usd=cost_usd)
-        try:
-            return await self._write(seal=True)
-        except BaseException:
-            # Not sealed (or unknown): a retry with the same usage must not count it twice.
-            meta.input_tokens, meta.output_tokens, meta.cost_estimate_usd = before
-            raise
+        return await self._seal(
+            self._mark(), input_tokens=input_tokens, output_tokens=output_tokens, cost_usd=cost_usd
+        )
 
     async def flush(self) -> StepInfo | None:
         """Write the open turn now (also retries a write that failed); None if none is open."""
         if not self._open:
             return None
-        return await self._write(seal=False)
+        return await self._commit(None, seal=False)
 
     async def flush_if_due(self) -> bool:
         """Write the open turn if it changed and ``flush_interval`` has passed; True if so.
@@ -280,10 +367,7 @@ class AsyncConversation:
         There is no background timer: call this from a long wait to bound what is at
         risk while no new tokens arrive.
         """
-        if self._open and self._coalescer.due():
-            await self._write(seal=False)
-            return True
-        return False
+        return await self._flush_if_due(None)
 
     # -- reads and liveness ----------------------------------------------------------
 
@@ -319,8 +403,34 @@ class AsyncConversation:
                 "add_user_message() starts one"
             )
 
+    @property
+    def _limits(self) -> Limits:
+        return self.store.limits
+
     def _current_reply(self) -> Message:
         return self._reply if self._reply is not None else self.begin_reply()
+
+    def _append(self, message: Message, *, check: bool) -> None:
+        """Add a message to the open turn (its large results offloaded); ``check``
+        validates it now, for a message that is only buffered, not written at once."""
+        for call in message.tool_calls or ():
+            self._offload(call)
+        if check:
+            path = f"/conversation/{len(self.state.conversation)}"
+            validate_at(message.to_json(), path, limits=self._limits)
+        self.state.conversation.append(message)
+        self._reply = None
+        self._coalescer.changed()
+
+    def _check_results(self) -> None:
+        """Refuse to seal a turn with a tool call that has no result, naming its path."""
+        for i in range(self._turn_start, len(self.state.conversation)):
+            for j, call in enumerate(self.state.conversation[i].tool_calls or ()):
+                if not call.has_result:
+                    raise InvalidValueError(
+                        f"/conversation/{i}/tool_calls/{j}",
+                        f"tool call {call.tool_name!r} has no result; finish it first",
+                    )
 
     def _offload(self, call: ToolCall) -> None:
         """Move a large (or reference-shaped) inline result to a blob of this commit."""
@@ -342,7 +452,7 @@ class AsyncConversation:
             call.attach_blob(ref)
             self._blobs.append(row)
 
-    def _archive_if_large(self) -> None:
+    def _archive_if_large(self, mark: _Mark) -> None:
         """Move the oldest completed turns to history once the state grew too large."""
         options = self.conversations.options
         if self._state_bytes <= options.archive_threshold:
@@ -356,8 +466,18 @@ class AsyncConversation:
         )
         if cut == 0:
             return
-        info = self.state.archive or ArchiveInfo()
-        self._history.append(segment_row(info.segments, self._sealed[:cut]))
+        before = self.state.archive
+        info = before or ArchiveInfo()
+        segment = segment_row(info.segments, self._sealed[:cut])
+        mark.archive = _ArchiveMark(
+            messages=list(hot),
+            sealed=list(self._sealed),
+            info=before,
+            counts=(info.messages, info.segments),
+            archived=None if self._archived is None else len(self._archived),
+            segment=segment,
+        )
+        self._history.append(segment)
         info.messages += cut
         info.segments += 1
         self.state.archive = info
@@ -366,6 +486,99 @@ class AsyncConversation:
         del hot[:cut]
         del self._sealed[:cut]
         self._turn_start -= cut
+
+    def _mark(self, *, calls: Sequence[ToolCall] = ()) -> _Mark:
+        reply = self._reply
+        calls_before = None if reply is None or reply.tool_calls is None else reply.tool_calls
+        meta = self.state.metadata
+        return _Mark(
+            step=self._step,
+            is_open=self._open,
+            turn_start=self._turn_start,
+            reply=reply,
+            reply_content=None if reply is None else reply.content,
+            reply_calls=None if calls_before is None else len(calls_before),
+            dirty=self._coalescer.dirty,
+            messages=len(self.state.conversation),
+            sealed=len(self._sealed),
+            blobs=len(self._blobs),
+            usage=(meta.input_tokens, meta.output_tokens, meta.cost_estimate_usd),
+            calls=[(call, call.copy()) for call in calls],
+        )
+
+    def _restore(self, mark: _Mark) -> None:
+        """Undo what the calls since ``mark`` changed (their write was refused)."""
+        conversation = self.state.conversation
+        archive = mark.archive
+        if archive is not None:
+            conversation[:] = archive.messages
+            self._sealed[:] = archive.sealed
+            self.state.archive = archive.info
+            if archive.info is not None:
+                archive.info.messages, archive.info.segments = archive.counts
+            if self._archived is not None and archive.archived is not None:
+                del self._archived[archive.archived :]
+            self._history = [row for row in self._history if row is not archive.segment]
+        del conversation[mark.messages :]
+        del self._sealed[mark.sealed :]
+        del self._blobs[mark.blobs :]
+        self._step, self._open, self._turn_start = mark.step, mark.is_open, mark.turn_start
+        self._reply = reply = mark.reply
+        if reply is not None:
+            reply.content = mark.reply_content
+            if mark.reply_calls is None:
+                reply.tool_calls = None
+            elif reply.tool_calls is not None:
+                del reply.tool_calls[mark.reply_calls :]
+        for call, saved in mark.calls:
+            call.restore(saved)
+        self._restore_usage(mark)
+        self._coalescer.restore(mark.dirty)
+
+    def _restore_usage(self, mark: _Mark) -> None:
+        meta = self.state.metadata
+        meta.input_tokens, meta.output_tokens, meta.cost_estimate_usd = mark.usage
+
+    async def _seal(
+        self,
+        mark: _Mark,
+        *,
+        input_tokens: int,
+        output_tokens: int,
+        cost_usd: int | float,
+    ) -> StepInfo:
+        """Complete the open turn in one commit; undo the calls since ``mark`` if refused."""
+        try:
+            self._check_results()
+            self.state.metadata.add_usage(
+                input_tokens=input_tokens, output_tokens=output_tokens, cost_usd=cost_usd
+            )
+        except BaseException:
+            self._restore(mark)
+            raise
+        try:
+            return await self._commit(mark, seal=True)
+        except _REFUSED:
+            raise  # _commit undid it all
+        except BaseException:
+            # Not sealed (or unknown): a retry with the same usage must not count it twice.
+            self._restore_usage(mark)
+            raise
+
+    async def _flush_if_due(self, mark: _Mark | None) -> bool:
+        if self._open and self._coalescer.due():
+            await self._commit(mark, seal=False)
+            return True
+        return False
+
+    async def _commit(self, mark: _Mark | None, *, seal: bool) -> StepInfo:
+        """Write the open turn; if the store refuses it, undo the calls since ``mark``."""
+        try:
+            return await self._write(seal=seal)
+        except _REFUSED:
+            if mark is not None:
+                self._restore(mark)
+            raise
 
     async def _write(self, *, seal: bool) -> StepInfo:
         self.conversations._check_writer(self.conversation_id, self._generation)
@@ -396,6 +609,8 @@ class AsyncConversation:
                 history=self._history,
                 metadata=self.state.metadata.rollup() if seal else None,
             )
+        except InvalidValueError:
+            raise  # refused before anything was sent: the head this handle read still holds
         except ConflictError as exc:
             # Another writer moved the conversation: this handle's view is stale for good
             # (a retry would write over the other writer's turn).

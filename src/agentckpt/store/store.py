@@ -26,6 +26,7 @@ from agentckpt._core.policy import SnapshotPolicy
 from agentckpt._core.versions import StateMigrations
 from agentckpt._core.writes import BlobRow, CommitOutcome, Committed, HistoryRow, Row, StepWrite
 from agentckpt.errors import (
+    CorruptDataError,
     FencedError,
     InvalidValueError,
     NotFoundError,
@@ -43,6 +44,14 @@ RunId = UUID | str
 _MAX_BIGINT = 2**63 - 1
 # Heads kept in memory as delta bases; beyond this many runs the oldest is re-read.
 _HEAD_CACHE_SIZE = 256
+# The columns of the resume_run query that runs and steps share are the step's; the run's
+# come renamed.
+_RUN_ALIASES = (
+    ("kind", "run_kind"),
+    ("parent_step", "run_parent_step"),
+    ("created_at", "run_created_at"),
+    ("updated_at", "run_updated_at"),
+)
 # Reads the "version" field of a state for the steps.state_version column; upgrades none.
 _VERSION_READER = StateMigrations()
 
@@ -488,23 +497,45 @@ class Store:
         database holds now, so the next commit is guarded against exactly this head:
         if another writer moves the run on meanwhile, that commit raises a conflict
         instead of building on a stale state. Use it when a writer (re)starts. Returns
-        None when the run has no step yet.
+        None when the run has no step yet. :meth:`resume_run` also returns the run's
+        record, from the same query.
+        """
+        _, checkpoint = self.resume_run(run_id)
+        return checkpoint
+
+    def resume_run(self, run_id: RunId) -> tuple[RunInfo, Checkpoint | None]:
+        """:meth:`resume` the run and return its record too, both read in one query.
+
+        The record (what :meth:`get_run` returns) and the state are read at one instant,
+        so they agree: the record's head is the checkpoint's step. The checkpoint is None
+        when the run has no step yet; :class:`RunNotFoundError` if there is no such run.
+        The state is the caller's own copy (the store keeps another as its delta base).
         """
         rid = as_run_id(run_id)
-        rows = self.backend.read(queries.LOAD_CHAIN, {"run_id": rid, "step": None})
+        rows = self.backend.read(queries.RESUME_RUN, {"run_id": rid})
         if not rows:
-            self.get_run(rid)
+            raise RunNotFoundError(f"no run {rid}")
+        run = _run_info({**rows[0], **{name: rows[0][alias] for name, alias in _RUN_ALIASES}})
+        if rows[0]["step"] is None:
             self._remember(rid, EMPTY_HEAD)
-            return None
-        head = rebuild(rid, rows, verify=self.verify)
+            return run, None
+        last = rows[-1]
+        head = rebuild(rid, rows, verify=False)
+        # One encoding serves both the checksum and the caller's copy of the head state
+        # (rebuild's own check would encode the state a second time).
+        encoded = encode_trusted(head.state)
+        if self.verify and checksum(encoded) != bytes(last["checksum"]):
+            raise CorruptDataError(
+                f"run {rid} step {last['step']}: rebuilt state does not match its checksum"
+            )
         self._remember(rid, head)
-        # The head state is the store's delta base; the caller gets its own copy.
-        state = decode(encode_trusted(head.state))
+        state = decode(encoded)
         if self.migrations is not None:
             state, _ = self.migrations.upgrade(state)
-        return Checkpoint(
-            run_id=rid, step=rows[-1]["step"], state=state, info=_step_info(rid, rows[-1])
+        checkpoint = Checkpoint(
+            run_id=rid, step=last["step"], state=state, info=_step_info(rid, last)
         )
+        return run, checkpoint
 
     def latest(self, run_id: RunId) -> Checkpoint | None:
         """The run's newest state, read from the database in one query; None if no step yet."""

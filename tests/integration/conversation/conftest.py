@@ -102,3 +102,43 @@ def make_conversations(api: str, url: str, clock: FakeClock) -> Iterator[Convers
 def conversations(make_conversations: ConversationsFactory) -> Any:
     """The conversation API (sync or async) on a fresh SQLite or PostgreSQL database."""
     return make_conversations()
+
+
+def raw_store(conversations: Any) -> Any:
+    """The store under a conversation API (the real one, not the test facade)."""
+    return getattr(conversations, "inner", conversations).store
+
+
+def spy(obj: Any, name: str, pick: Callable[[tuple[Any, ...], Any], Any]) -> list[Any]:
+    """Record ``pick(args, result)`` for each call of ``obj.<name>`` (sync or async) that
+    returned, in order."""
+    calls: list[Any] = []
+    original = getattr(obj, name)
+
+    if inspect.iscoroutinefunction(original):
+
+        async def spied_async(*args: Any, **kwargs: Any) -> Any:
+            result = await original(*args, **kwargs)
+            calls.append(pick(args, result))
+            return result
+
+        setattr(obj, name, spied_async)
+    else:
+
+        def spied(*args: Any, **kwargs: Any) -> Any:
+            result = original(*args, **kwargs)
+            calls.append(pick(args, result))
+            return result
+
+        setattr(obj, name, spied)
+    return calls
+
+
+def spy_commits(conversations: Any) -> list[Any]:
+    """The StepInfo of every commit the store makes from now on, in order."""
+    return spy(raw_store(conversations), "commit", lambda args, result: result)
+
+
+def spy_reads(conversations: Any) -> list[str]:
+    """The name of every query the store's backend reads from now on, in order."""
+    return spy(raw_store(conversations).backend, "read", lambda args, result: args[0])

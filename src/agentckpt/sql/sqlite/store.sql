@@ -60,6 +60,33 @@ WHERE s.run_id = :run_id
         AND step <= COALESCE(:step, (SELECT head_step FROM runs WHERE run_id = :run_id)))
 ORDER BY s.step;
 
+-- name: resume_run
+-- The run's row and the chain of its head (the newest snapshot up to the head, then every
+-- step after it, in step order) in one statement, so both are read at one instant: one
+-- row per step, or one row with null step columns when there is no chain. The columns
+-- both tables have are the step's; the run's are renamed run_*. The run's config and
+-- metadata, the only wide run columns, come on the first row only.
+WITH r AS (
+    SELECT runs.*, (SELECT max(step) FROM steps
+                    WHERE run_id = :run_id AND kind = 'snapshot'
+                      AND step <= runs.head_step) AS chain_start
+    FROM runs WHERE run_id = :run_id
+)
+SELECT r.run_id, r.kind AS run_kind, r.agent_id, r.status, r.head_step, r.head_version,
+       r.head_open, r.snapshot_step, r.chain_bytes, r.lease_owner, r.lease_expires_at,
+       r.lease_epoch, r.heartbeat_at, r.created_at AS run_created_at,
+       r.updated_at AS run_updated_at, r.parent_run_id, r.parent_step AS run_parent_step,
+       CASE WHEN s.step IS r.chain_start THEN r.config END AS config,
+       CASE WHEN s.step IS r.chain_start THEN r.metadata END AS metadata,
+       r.error, s.step, s.parent_step, s.kind, s.is_open, s.codec, s.payload,
+       s.state_version, s.write_version, s.raw_bytes, s.state_bytes, s.checksum,
+       s.created_at, s.updated_at
+FROM r
+LEFT JOIN steps s
+       ON s.run_id = :run_id AND s.step >= r.chain_start AND s.step <= r.head_step
+WHERE r.run_id = :run_id
+ORDER BY s.step;
+
 -- name: list_steps
 SELECT step, parent_step, kind, is_open, codec, state_version, write_version, raw_bytes,
        length(payload) AS stored_bytes, state_bytes, checksum, created_at, updated_at
