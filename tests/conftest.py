@@ -7,18 +7,19 @@ both APIs.
 
 from __future__ import annotations
 
-import asyncio
-import inspect
+import shutil
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 import pytest
 
-from agentckpt import AsyncStore, Store
+from agentckpt import Store
 from tests.support import pg
+from tests.support.facade import AsyncFacade
 
 pytest_plugins = ["tests.clusters.fixtures"]  # Citus, PgBouncer, replicas: tests/clusters
 _PG: dict[str, Any] = {}
@@ -68,9 +69,39 @@ def pg_server_dsn(request: pytest.FixtureRequest) -> str:
     pytest.skip(message)
 
 
+def _on_database(dsn: str, dbname: str) -> str:
+    """``dsn`` (a URL) pointing at another database, without its query string."""
+    parts = urlsplit(dsn.split("?")[0])
+    return urlunsplit((parts.scheme, parts.netloc, "/" + dbname, "", ""))
+
+
+@pytest.fixture(scope="session")
+def pg_template(pg_server_dsn: str) -> Iterator[str | None]:
+    """A database migrated once per session, which each test's database copies.
+
+    CREATE DATABASE ... TEMPLATE copies the migrated files (about 30 ms) instead of running
+    every migration again (about 75 ms). None when the role may not create databases: the
+    tests then get a fresh schema each, migrated by the store as it opens.
+    """
+    name = f"agentckpt_tmpl_{uuid.uuid4().hex[:8]}"
+    admin = pg_server_dsn.split("?")[0]
+    try:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+    except psycopg.errors.InsufficientPrivilege:
+        yield None
+        return
+    try:
+        Store.connect(f"{_on_database(pg_server_dsn, name)}?schema=agentckpt").close()
+        yield name
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
 @pytest.fixture
-def pg_url(pg_server_dsn: str) -> Iterator[str]:
-    """A store URL on a fresh PostgreSQL schema, dropped after the test."""
+def pg_blank_url(pg_server_dsn: str) -> Iterator[str]:
+    """A store URL on a fresh, empty PostgreSQL schema (never migrated), dropped after."""
     schema = f"t_{uuid.uuid4().hex[:12]}"
     base = pg_server_dsn.split("?")[0]
     yield f"{base}?schema={schema}"
@@ -79,39 +110,57 @@ def pg_url(pg_server_dsn: str) -> Iterator[str]:
 
 
 @pytest.fixture
-def sqlite_url(tmp_path: Path) -> str:
-    """A store URL on a fresh SQLite file."""
+def pg_url(
+    request: pytest.FixtureRequest, pg_server_dsn: str, pg_template: str | None
+) -> Iterator[str]:
+    """A store URL on a fresh, migrated PostgreSQL database of its own, dropped after."""
+    if pg_template is None:
+        yield str(request.getfixturevalue("pg_blank_url"))
+        return
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    admin = pg_server_dsn.split("?")[0]
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{pg_template}"')
+    yield f"{_on_database(pg_server_dsn, name)}?schema=agentckpt"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite file migrated once per session, which each test's file copies."""
+    path = tmp_path_factory.mktemp("template") / "store.db"
+    Store.connect(f"sqlite:///{path}").close()
+    return path
+
+
+@pytest.fixture
+def sqlite_blank_url(tmp_path: Path) -> str:
+    """A store URL on a new SQLite file (never migrated)."""
+    return f"sqlite:///{tmp_path}/store.db"
+
+
+@pytest.fixture
+def sqlite_url(tmp_path: Path, sqlite_template: Path) -> str:
+    """A store URL on a fresh, migrated SQLite file."""
+    shutil.copyfile(sqlite_template, tmp_path / "store.db")
     return f"sqlite:///{tmp_path}/store.db"
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
 def url(request: pytest.FixtureRequest) -> str:
-    """A fresh store URL on each backend."""
+    """A fresh, migrated store URL on each backend."""
     if request.param == "sqlite":
         return str(request.getfixturevalue("sqlite_url"))
     return str(request.getfixturevalue("pg_url"))
 
 
-class AsyncFacade:
-    """Drives an :class:`AsyncStore` through synchronous calls on a private loop."""
-
-    def __init__(self, url: str, **options: Any) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.inner: AsyncStore = self.loop.run_until_complete(AsyncStore.connect(url, **options))
-
-    def __getattr__(self, name: str) -> Any:
-        attr = getattr(self.inner, name)
-        if not inspect.iscoroutinefunction(attr):
-            return attr
-
-        def call(*args: Any, **kwargs: Any) -> Any:
-            return self.loop.run_until_complete(attr(*args, **kwargs))
-
-        return call
-
-    def close(self) -> None:
-        self.loop.run_until_complete(self.inner.close())
-        self.loop.close()
+@pytest.fixture(params=["sqlite", "postgres"])
+def blank_url(request: pytest.FixtureRequest) -> str:
+    """A fresh store URL on each backend whose schema was never migrated."""
+    if request.param == "sqlite":
+        return str(request.getfixturevalue("sqlite_blank_url"))
+    return str(request.getfixturevalue("pg_blank_url"))
 
 
 StoreFactory = Callable[..., Any]

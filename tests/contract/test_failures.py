@@ -30,6 +30,7 @@ from agentckpt import (
 from agentckpt._backends.factory import parse_url
 from agentckpt._backends.sql import load_migrations
 from tests.support.dbsql import run_sql
+from tests.support.facade import AsyncFacade
 
 KEEP_ALL = SnapshotPolicy(interval=5, prune=False)
 ROOT = Path(__file__).resolve().parents[2]
@@ -79,8 +80,19 @@ async def test_unreachable_server_is_unavailable_async() -> None:
     assert time.monotonic() - started < 5
 
 
-def test_unmigrated_schema(make_store: Any, url: str) -> None:
-    store = make_store(migrate=False)
+@pytest.mark.parametrize("flavor", ["sync", "async"])
+def test_unmigrated_schema(blank_url: str, flavor: str) -> None:
+    url = blank_url
+    store: Any = (
+        Store.connect(url, migrate=False) if flavor == "sync" else AsyncFacade(url, migrate=False)
+    )
+    try:
+        _check_unmigrated(store, url)
+    finally:
+        store.close()
+
+
+def _check_unmigrated(store: Any, url: str) -> None:
     with pytest.raises(MigrationError, match="migrate"):
         store.create_run()
     with pytest.raises(MigrationError):

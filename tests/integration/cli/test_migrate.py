@@ -16,6 +16,17 @@ from tests.support.sample_store import cli
 ALL = [m.version for m in load_migrations("sqlite")]
 
 
+# Every test here starts from a store that was never migrated.
+@pytest.fixture
+def url(blank_url: str) -> str:
+    return blank_url
+
+
+@pytest.fixture
+def pg_url(pg_blank_url: str) -> str:
+    return pg_blank_url
+
+
 def test_check_apply_check(url: str, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = cli(capsys, "--url", url, "migrate", "--check", "--json")
     assert code == 1
