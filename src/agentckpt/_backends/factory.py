@@ -131,7 +131,17 @@ async def open_backend_async(url: str, **settings: Any) -> tuple[AsyncBackend, C
 
 
 def _missing_driver(exc: ImportError) -> ConfigurationError:
+    if isinstance(exc, ModuleNotFoundError):
+        return ConfigurationError(
+            f"PostgreSQL support is not installed ({exc.name or exc}): "
+            "pip install 'agentckpt[postgres]' ('agentckpt[postgres-binary]' where libpq "
+            "is not installed)"
+        )
+    # psycopg is there but found no implementation to load: plain psycopg (the
+    # `postgres` extra) needs the system's libpq, which this machine lacks.
+    reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0].rstrip(".")
     return ConfigurationError(
-        f"PostgreSQL support is not installed ({exc.name or exc}): "
-        "pip install 'agentckpt[postgres]'"
+        f"psycopg cannot load ({reason}): install libpq (Debian/Ubuntu: apt-get install "
+        "libpq5), or pip install 'agentckpt[postgres-binary]' for psycopg's wheel with "
+        "libpq bundled"
     )

@@ -333,11 +333,27 @@ def _decode_exact(data: bytes | bytearray | memoryview) -> Any:
     # any size, and the hooks refuse what orjson would refuse.
     text = bytes(data).decode("utf-8")
     value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+    # Python 3.11's parser stops near 1000 levels with RecursionError; 3.13's goes on.
+    # Nothing agentckpt writes is that deep, so either way it is not a stored document.
+    _check_depth(value, _MAX_SUPPORTED_DEPTH)
     if _SURROGATE_ESCAPE.search(data) is not None:
         # Paired surrogate escapes are fine; re-encoding raises UnicodeEncodeError (a
         # ValueError) only if the parser produced a lone one.
         encode_trusted(value)
     return value
+
+
+def _check_depth(value: Any, limit: int) -> None:
+    """Raise ValueError if containers nest deeper than ``limit``; iterative, no recursion."""
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if type(node) is dict else node if type(node) is list else ()
+        for child in children:
+            if type(child) is dict or type(child) is list:
+                if depth + 1 > limit:
+                    raise ValueError(f"document nests deeper than {limit} levels")
+                stack.append((child, depth + 1))
 
 
 def same(a: object, b: object) -> bool:

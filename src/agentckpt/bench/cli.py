@@ -1,10 +1,13 @@
 """``agentckpt bench``: measure agentckpt against its baselines, side by side.
 
-Run as ``python -m agentckpt.bench`` (or ``agentckpt bench`` once the CLI wires it)::
+Run as ``agentckpt bench`` (or ``python -m agentckpt.bench``)::
 
-    python -m agentckpt.bench --quick                      # a smoke run, seconds
-    python -m agentckpt.bench --backend postgres --mode saturated --json out.json
-    python -m agentckpt.bench                              # the full benchmark
+    agentckpt bench --quick                      # a smoke run, seconds
+    agentckpt bench --backend postgres --mode saturated --json out.json
+    agentckpt bench                              # the full benchmark
+
+The parser imports nothing beyond the base install, so ``--help`` always works; a run
+needs the ``bench`` extra (:mod:`agentckpt.bench.extra`) and says so in one line without it.
 """
 
 from __future__ import annotations
@@ -18,12 +21,13 @@ import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agentckpt.bench.environment import describe_environment
 from agentckpt.bench.errors import BenchmarkError
-from agentckpt.bench.report import render, to_json
-from agentckpt.bench.runner import BenchConfig, run_benchmark
+from agentckpt.bench.extra import missing_extra
+
+if TYPE_CHECKING:
+    from agentckpt.bench.runner import BenchConfig
 
 __all__ = ["build_parser", "main"]
 
@@ -115,6 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _config(args: argparse.Namespace) -> BenchConfig:
+    from agentckpt.bench.runner import BenchConfig
+
     sizes = dict(_QUICK if args.quick else _FULL)
     for key in sizes:
         if getattr(args, key) is not None:
@@ -153,13 +159,26 @@ def _config(args: argparse.Namespace) -> BenchConfig:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the benchmark; 0 when every subject ran, 1 when one failed, 2 on bad usage."""
+    """Run the benchmark; 0 when every subject ran, 1 when one failed, 2 on bad usage.
+
+    Also 2, with one line on stderr naming the extra to install, when the ``bench`` extra
+    is missing.
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
+    problem = missing_extra()
+    if problem is not None:
+        print(problem, file=sys.stderr)
+        return 2
     try:
         config = _config(args)
     except BenchmarkError as exc:
         parser.error(str(exc))
+
+    # Only now: these modules import psycopg (the bench extra).
+    from agentckpt.bench.environment import describe_environment
+    from agentckpt.bench.report import render, to_json
+    from agentckpt.bench.runner import run_benchmark
 
     def log(line: str) -> None:
         if not args.quiet:

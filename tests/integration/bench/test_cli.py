@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -185,3 +186,58 @@ def test_the_agentckpt_command_runs_the_benchmark(tmp_path: Path) -> None:
     )
     assert status == 0
     assert out.exists()
+
+
+def _python(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def test_help_imports_neither_the_driver_nor_langgraph() -> None:
+    done = _python(
+        "import sys\n"
+        "from agentckpt.cli import main\n"
+        "try:\n"
+        "    main(['bench', '--help'])\n"
+        "except SystemExit as exc:\n"
+        "    print('exit', exc.code)\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'psycopg', 'psycopg_pool', "
+        "'langgraph', 'aiosqlite'}))\n"
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-2:] == ["exit 0", "[]"]
+    assert "usage: agentckpt bench" in done.stdout
+
+
+def test_a_run_without_the_bench_extra_names_it_in_one_line() -> None:
+    done = _python(
+        "import sys\n"
+        "sys.modules['psycopg'] = None  # as on the base install\n"
+        "sys.modules['psycopg_pool'] = None\n"
+        "from agentckpt.cli import main\n"
+        "raise SystemExit(main(['bench', '--quick', '--backend', 'sqlite']))\n"
+    )
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr == (
+        "agentckpt bench needs the bench extra: pip install 'agentckpt[bench]' "
+        "(missing: psycopg, psycopg_pool)\n"
+    )
+
+
+def test_an_unloadable_driver_is_named_too() -> None:
+    if importlib.util.find_spec("psycopg_c") is not None:
+        pytest.skip("psycopg[c] is installed: PSYCOPG_IMPL=c would load")
+    done = _python(
+        "import os\n"
+        "os.environ['PSYCOPG_IMPL'] = 'c'  # an implementation that is not installed\n"
+        "from agentckpt.bench.cli import main\n"
+        "raise SystemExit(main(['--quick']))\n"
+    )
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1
+    assert done.stderr.startswith(
+        "agentckpt bench needs the bench extra: pip install 'agentckpt[bench]' (psycopg: "
+    )
+    assert "Traceback" not in done.stderr

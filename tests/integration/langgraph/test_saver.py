@@ -445,8 +445,8 @@ def test_the_async_store_belongs_to_one_event_loop(url: str) -> None:
 
 
 def test_given_stores_are_used_and_must_keep_every_step(url: str) -> None:
-    with pytest.raises(ConfigurationError, match="prune=False"):
-        AgentckptSaver(store=Store.connect(url))
+    with Store.connect(url) as pruning, pytest.raises(ConfigurationError, match="prune=False"):
+        AgentckptSaver(store=pruning)
     store = Store.connect(url, policy=SnapshotPolicy(prune=False))
     try:
         saver = AgentckptSaver(store=store)

@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentckpt.bench.extra import INSTALL
 from agentckpt.bench.longrun import LongRunSpec
 from agentckpt.bench.measure import Latencies
 from agentckpt.bench.subjects.base import Place, check_config
@@ -180,11 +181,11 @@ class LangGraphSavers:
     def unavailable(self, dialect: str) -> str | None:
         """Why the saver cannot run: its package is not installed."""
         if dialect == "postgresql" and _missing("langgraph.checkpoint.postgres"):
-            return "langgraph-checkpoint-postgres is not installed"
+            return f"langgraph-checkpoint-postgres is not installed ({INSTALL})"
         if dialect == "sqlite" and (
             _missing("langgraph.checkpoint.sqlite") or _missing("aiosqlite")
         ):
-            return "langgraph-checkpoint-sqlite is not installed"
+            return f"langgraph-checkpoint-sqlite is not installed ({INSTALL})"
         return None
 
     async def _open(self, place: Place) -> tuple[Any, Any]:
