@@ -16,7 +16,9 @@ Every error says what was wrong and where. The tree::
     │   └── FencedError                        the writer's lease epoch is stale
     │       └── LeaseLostError                 this worker's lease was taken over
     ├── CorruptDataError                       stored bytes fail their checksum or cannot be decoded
+    │   └── ExportFormatError                  an export file this version cannot import
     ├── ConfigurationError                     a bad URL, option or setting
+    │   └── PruneStrategyError (also ValueError)  LangGraph: an unknown prune strategy
     ├── StoreError                             the database could not do what was asked
     │   ├── UnavailableError                   no connection could be had; nothing was written
     │   ├── OutcomeUnknownError                the commit may or may not have happened; retry it
@@ -25,6 +27,7 @@ Every error says what was wrong and where. The tree::
     ├── ConfigDriftError                       conversations: the runtime's config or tools changed
     ├── TurnError                              conversations: the call does not fit the open turn
     ├── ResultNotLoadedError                   conversations: a blob result read before loading
+    ├── DeltaChannelPruneError                 LangGraph: a DeltaChannel thread cannot be pruned
     ├── TransientError                         runs, from a step: retry it from the last checkpoint
     └── FatalError                             runs, from a step: stop and mark the run failed
         ├── RetriesExhaustedError              a step kept failing transiently; the run is failed
@@ -49,6 +52,8 @@ __all__ = [
     "ConfigurationError",
     "ConflictError",
     "CorruptDataError",
+    "DeltaChannelPruneError",
+    "ExportFormatError",
     "FatalError",
     "FencedError",
     "InvalidPatchError",
@@ -58,6 +63,7 @@ __all__ = [
     "MigrationError",
     "NotFoundError",
     "OutcomeUnknownError",
+    "PruneStrategyError",
     "ResultNotLoadedError",
     "RetriesExhaustedError",
     "RunFailedError",
@@ -232,3 +238,18 @@ class LeaseHeldError(ConflictError):
 
 class LeaseLostError(FencedError):
     """This worker's lease was taken over (its epoch is stale); it writes nothing more."""
+
+
+class ExportFormatError(CorruptDataError):
+    """An export file is not one this version can import; names the line."""
+
+
+# -- LangGraph ---------------------------------------------------------------------------
+
+
+class PruneStrategyError(ConfigurationError, ValueError):
+    """An unknown ``prune`` strategy of the LangGraph checkpointer."""
+
+
+class DeltaChannelPruneError(AgentckptError, NotImplementedError):
+    """``prune(strategy="keep_latest")`` refused: a thread uses a LangGraph DeltaChannel."""

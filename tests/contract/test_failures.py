@@ -69,14 +69,14 @@ def backend_of(store: Any) -> Any:
 def test_unreachable_server_is_unavailable() -> None:
     started = time.monotonic()
     with pytest.raises(UnavailableError, match="could not connect"):
-        Store.connect("postgresql://127.0.0.1:1/x?wait=1")
+        Store.connect("postgresql://127.0.0.1:1/x?connect_wait=1")
     assert time.monotonic() - started < 5
 
 
 async def test_unreachable_server_is_unavailable_async() -> None:
     started = time.monotonic()
     with pytest.raises(UnavailableError, match="could not connect"):
-        await AsyncStore.connect("postgresql://127.0.0.1:1/x?wait=1")
+        await AsyncStore.connect("postgresql://127.0.0.1:1/x?connect_wait=1")
     assert time.monotonic() - started < 5
 
 

@@ -43,11 +43,12 @@ class Target:
         return resolve_options(self.dialect, self.settings, keywords or {})
 
 
-def _split_query(url: str, own: set[str]) -> tuple[str, dict[str, str]]:
+def _split_query(url: str, own: set[str] | None) -> tuple[str, dict[str, str]]:
     """The URL without the query parameters named in ``own``, and those parameters.
 
     The rest of the URL is kept character for character (urlunsplit would turn
-    ``postgresql:///db`` into ``postgresql:/db``, which libpq cannot parse).
+    ``postgresql:///db`` into ``postgresql:/db``, which libpq cannot parse). ``own`` None:
+    every parameter is agentckpt's.
     """
     base, sep, query = url.partition("?")
     if not sep:
@@ -55,7 +56,7 @@ def _split_query(url: str, own: set[str]) -> tuple[str, dict[str, str]]:
     kept, settings = [], {}
     for part in query.split("&"):
         key = unquote_plus(part.partition("=")[0])
-        if key in own:
+        if own is None or key in own:
             settings[key] = dict(parse_qsl(part, keep_blank_values=True)).get(key, "")
         elif part:
             kept.append(part)
@@ -74,7 +75,9 @@ def _parse(url: str) -> Target:
         raise ConfigurationError(f"a store URL must be a str, not {type(url).__name__}")
     scheme = url.partition(":")[0].lower()
     if scheme == "sqlite":
-        base, settings = _split_query(url, set(known_settings("sqlite")))
+        # Every query parameter of a SQLite URL is an agentckpt setting: an unknown one
+        # is an error (resolve() says so), not silently ignored.
+        base, settings = _split_query(url, None)
         parts = urlsplit(base)
         if parts.netloc:
             raise ConfigurationError(

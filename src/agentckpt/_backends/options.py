@@ -58,7 +58,10 @@ class PostgresOptions:
 
     ``schema``: where agentckpt's tables live (created when migrating).
     ``pool_min``/``pool_max``: connections kept open / opened at most.
-    ``wait``: seconds to wait for the first connection and for each later checkout.
+    ``wait``: seconds to wait for a free connection at each checkout.
+    ``connect_wait``: seconds the first connection may keep trying a server that is
+    unreachable or starting up; a URL that cannot work (a bad value, an unknown role or
+    database, a refused password) fails at once, with the server's own reason.
     ``prepare_threshold``: psycopg's server-side prepare threshold; ``None`` (URL:
     ``none``) never prepares, as PgBouncer in transaction mode needs.
     """
@@ -67,6 +70,7 @@ class PostgresOptions:
     pool_min: int = field(default=1, metadata=_count(0))
     pool_max: int = field(default=10, metadata=_count(1))
     wait: float = field(default=30.0, metadata=_seconds())
+    connect_wait: float = field(default=5.0, metadata=_seconds())
     prepare_threshold: int | None = field(
         default=5, metadata={"kind": int, "minimum": 0, "nullable": True}
     )

@@ -67,3 +67,35 @@ def translate(exc: psycopg.Error, *, writing: bool) -> Exception:
     if isinstance(exc, pg.QueryCanceled | pg.LockNotAvailable):
         return UnavailableError(f"PostgreSQL gave up waiting ({state}): {text}")
     return StoreError(f"PostgreSQL error {state or '(no SQLSTATE)'}: {text}")
+
+
+# The server answered, but not yet: worth trying again within the first connect's bound.
+_NOT_YET = (
+    "the database system is starting up",
+    "the database system is shutting down",
+    "the database system is in recovery mode",
+    "the database system is not yet accepting connections",
+    "too many clients",
+    "remaining connection slots are reserved",
+)
+# libpq refused the URL's own values before any network I/O.
+_BAD_URL = ("invalid ", "Servname not supported", 'missing "="', "unrecognized ")
+
+
+def connect_reason(exc: psycopg.Error) -> str:
+    """libpq's reason, the server's own words when it answered (``FATAL: ...``)."""
+    text = " ".join(str(exc).split())
+    for prefix in ("connection failed: ", "connection is bad: "):
+        text = text.removeprefix(prefix)
+    return text or type(exc).__name__
+
+
+def connect_failure_is_final(exc: psycopg.Error) -> bool:
+    """Whether a failed first connection can only fail again: a bad URL value, or a server
+    that refused this role, password or database (not one that is starting up)."""
+    if isinstance(exc, psycopg.ProgrammingError):
+        return True
+    text = str(exc)
+    if "FATAL:" in text:
+        return not any(phrase in text for phrase in _NOT_YET)
+    return any(marker in text for marker in _BAD_URL)

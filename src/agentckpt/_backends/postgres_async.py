@@ -9,6 +9,8 @@ block into a mere savepoint that nothing ever commits.
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
@@ -29,7 +31,13 @@ from agentckpt._backends.pg_arrays import (
     text_array,
     uuid_array,
 )
-from agentckpt._backends.pg_errors import Retry, retry_kind, translate
+from agentckpt._backends.pg_errors import (
+    Retry,
+    connect_failure_is_final,
+    connect_reason,
+    retry_kind,
+    translate,
+)
 from agentckpt._backends.sql import load_migrations, load_queries
 from agentckpt._core.writes import CommitOutcome, Committed, Refused, Row, StepWrite
 from agentckpt.errors import ConfigurationError, MigrationError, UnavailableError
@@ -84,6 +92,37 @@ async def _configure(conn: Conn) -> None:
     register_arrays(conn)
 
 
+async def _first_connect(conninfo: str, bound: float) -> None:
+    """Connect once, directly, before the pool opens, so a URL that cannot work fails
+    within ``bound`` seconds with libpq's (or the server's) own reason, instead of the pool
+    retrying for its whole wait and logging a warning for every attempt.
+
+    A server that is unreachable or not yet accepting connections is tried again until the
+    bound; a bad URL value, an unknown role or database, a refused password fail at once.
+    """
+    deadline = time.monotonic() + bound
+    pause = 0.05
+    while True:
+        # libpq rounds connect_timeout up to 2 s; it bounds each attempt (a silent host).
+        per_attempt = max(2, math.ceil(deadline - time.monotonic()))
+        try:
+            conn = await psycopg.AsyncConnection.connect(conninfo, connect_timeout=per_attempt)
+        except psycopg.Error as exc:
+            reason = connect_reason(exc)
+            if connect_failure_is_final(exc):
+                raise ConfigurationError(f"cannot connect to PostgreSQL: {reason}") from None
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise UnavailableError(
+                    f"could not connect to PostgreSQL within {bound:g} s: {reason}"
+                ) from None
+            await _compat.sleep_async(min(pause, remaining))
+            pause = min(pause * 2, 1.0)
+            continue
+        await conn.close()
+        return
+
+
 class AsyncPostgresBackend:
     """A pool of autocommit connections to one PostgreSQL schema.
 
@@ -128,6 +167,7 @@ class AsyncPostgresBackend:
             raise ConfigurationError(f"libpq cannot parse the store URL: {exc}") from None
         own = f"-c search_path={options.schema} -c lock_timeout=10s"
         user_options = params.get("options")
+        await _first_connect(conninfo, options.connect_wait)
         pool: AsyncConnectionPool[Conn] = AsyncConnectionPool(
             conninfo,
             min_size=options.pool_min,

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from agentckpt._version import __version__
 from agentckpt.cli import bench, demo, doctor, extras, manage, migrate, runs, stats, transfer, web
 from agentckpt.cli.command import EXIT_ERROR, EXIT_USAGE, CommandLineError, Parser
+from agentckpt.demo.crash import DemoError
 from agentckpt.errors import AgentckptError
 
 __all__ = ["build_parser", "main"]
@@ -67,7 +68,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CommandLineError as exc:
         print(f"agentckpt {name}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except AgentckptError as exc:
+    except (AgentckptError, DemoError) as exc:
         print(f"agentckpt {name}: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except OSError as exc:

@@ -19,11 +19,10 @@ from typing import Any
 from agentckpt._core.blobs import BlobRef, is_ref
 from agentckpt._core.codec import encode
 from agentckpt.demo import agent
-from agentckpt.errors import AgentckptError
 from agentckpt.store.store import Store
 
 
-class DemoError(AgentckptError):
+class DemoError(Exception):
     """The demo agent process failed for a reason other than the planned SIGKILL."""
 
 

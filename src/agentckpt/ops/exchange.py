@@ -30,7 +30,12 @@ from agentckpt._core.blobs import decompress
 from agentckpt._core.metadata import decode_metadata, encode_metadata
 from agentckpt._core.writes import Row
 from agentckpt._version import __version__
-from agentckpt.errors import ConflictError, CorruptDataError, RunNotFoundError, StoreError
+from agentckpt.errors import (
+    ConflictError,
+    ExportFormatError,
+    RunNotFoundError,
+    StoreError,
+)
 from agentckpt.ops import queries
 from agentckpt.ops.views import kept_states
 from agentckpt.store.store import Store, as_run_id
@@ -135,10 +140,6 @@ _RUN_COLUMNS = (
     "metadata",
     "error",
 )
-
-
-class ExportFormatError(CorruptDataError):
-    """An export file is not one this version can import; names the line."""
 
 
 def _out_value(name: str, value: Any) -> Any:

@@ -19,7 +19,7 @@ from langgraph.checkpoint.base import (
     get_serializable_checkpoint_metadata,
 )
 
-from agentckpt.errors import AgentckptError, ConfigurationError
+from agentckpt.errors import ConfigurationError, DeltaChannelPruneError, PruneStrategyError
 from agentckpt.integrations.langgraph.codec import CheckpointCodec
 from agentckpt.integrations.langgraph.records import (
     Entry,
@@ -48,14 +48,6 @@ __all__ = [
 # Metadata keys that mark a thread using a DeltaChannel, whose value is rebuilt from older
 # checkpoints' writes: pruning those away would silently empty the channel.
 _DELTA_KEYS = ("counters_since_delta_snapshot", "delta_writes_versioned")
-
-
-class DeltaChannelPruneError(AgentckptError, NotImplementedError):
-    """``prune(strategy="keep_latest")`` refused: a thread uses a LangGraph DeltaChannel."""
-
-
-class PruneStrategyError(ConfigurationError, ValueError):
-    """An unknown ``prune`` strategy."""
 
 
 def refuse_delta_threads(codec: CheckpointCodec, rows: Sequence[IndexRow]) -> None:

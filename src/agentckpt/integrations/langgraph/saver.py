@@ -44,9 +44,8 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
 
 from agentckpt._core.policy import SnapshotPolicy
-from agentckpt.errors import ConfigurationError
+from agentckpt.errors import ConfigurationError, DeltaChannelPruneError, PruneStrategyError
 from agentckpt.integrations.langgraph import calls
-from agentckpt.integrations.langgraph.calls import DeltaChannelPruneError, PruneStrategyError
 from agentckpt.integrations.langgraph.codec import DEFAULT_BLOB_THRESHOLD, CheckpointCodec
 from agentckpt.integrations.langgraph.conn_strings import store_url
 from agentckpt.integrations.langgraph.records import check_text, thread_run_id
