@@ -241,7 +241,16 @@ class LeaseLostError(FencedError):
 
 
 class ExportFormatError(CorruptDataError):
-    """An export file is not one this version can import; names the line."""
+    """An export file is not one this version can import; the message names the line.
+
+    ``line`` (1-based) is the file line and ``field`` the field of that line found wrong,
+    each None where the problem is not at one line (a truncated file) or one field.
+    """
+
+    def __init__(self, message: str, *, line: int | None = None, field: str | None = None) -> None:
+        self.line = line
+        self.field = field
+        super().__init__(message)
 
 
 # -- LangGraph ---------------------------------------------------------------------------

@@ -135,7 +135,7 @@ def populate(url: str) -> Sample:
                     "channel": "messages",
                     "task_path": "",
                     "type": "json",
-                    "codec": "json",
+                    "codec": "none",
                     "payload": b"[]",
                 },
             ),

@@ -11,7 +11,7 @@ import contextlib
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TextIO
+from typing import BinaryIO, TextIO
 
 from agentckpt.cli.command import CommandLineError, Subparsers, run_id
 from agentckpt.cli.runs import add_filters, filters
@@ -40,9 +40,11 @@ def register(
         "import",
         parents=[common, listing],
         help="recreate runs from an export file, or copy LangGraph's saver tables",
-        description="Each run is checked (every state against its checksum, every blob "
-        "against its sha256) before anything of it is written, and appears in the store "
-        "whole or not at all. With --from langgraph-postgres URL or --from langgraph-sqlite "
+        description="Every line of a run is checked (every field, every state against its "
+        "checksum, every blob against its sha256) before anything of the run is written, "
+        "and the run appears in the store whole or not at all; a bad line stops the import "
+        "with one line naming the file line and the field (the runs before it stay "
+        "imported). With --from langgraph-postgres URL or --from langgraph-sqlite "
         "PATH, every thread of LangGraph's own saver is copied in instead, as AgentckptSaver "
         "would have stored it; running it again copies only what is missing.",
     )
@@ -130,11 +132,15 @@ def import_command(args: argparse.Namespace) -> int:
     from agentckpt.cli.target import open_store, store_url
     from agentckpt.ops.exchange import import_runs
 
+    # Bytes, decoded line by line by the import: a line that is not UTF-8 is refused
+    # with its number, like any other bad line.
     if args.file == "-":
-        stream: TextIO = sys.stdin
+        stream: BinaryIO = sys.stdin.buffer
+        source = "standard input"
         total = None
     else:
-        stream = Path(args.file).open(encoding="utf-8")  # noqa: SIM115 - closed below
+        stream = Path(args.file).open("rb")  # noqa: SIM115 - closed below
+        source = args.file
         total = _count_runs(args.file) if sys.stderr.isatty() else None
     try:
         with open_store(store_url(args), writable=True) as store, Progress("import", total) as bar:
@@ -143,9 +149,10 @@ def import_command(args: argparse.Namespace) -> int:
                 stream,
                 on_conflict=args.on_conflict,
                 on_run=lambda rid, outcome: bar.advance(note=f"{str(rid)[:8]} {outcome}"),
+                source=source,
             )
     finally:
-        if stream is not sys.stdin:
+        if stream is not sys.stdin.buffer:
             stream.close()
     if args.json:
         print_json(
@@ -169,5 +176,5 @@ def _count_runs(path: str) -> int:
     Keys are sorted, so a line's own ``type`` is its last key: ``"type":"run"}`` ends a
     run line and no other (a column named type would be followed by more of the line).
     """
-    with open(path, encoding="utf-8") as stream:
-        return sum(1 for line in stream if line.rstrip().endswith('"type":"run"}'))
+    with open(path, "rb") as stream:
+        return sum(1 for line in stream if line.rstrip().endswith(b'"type":"run"}'))

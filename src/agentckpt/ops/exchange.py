@@ -11,9 +11,12 @@ prove every state rebuilds exactly. Bytes are base64, checksums hex, times ISO 8
 UTC, metadata a JSON object with sorted keys, so an export of the same runs is
 byte-for-byte the same from SQLite or PostgreSQL.
 
-An import writes a run's rows first and its ``runs`` row last, so readers see the run
-whole or not at all; rows left by an import that crashed are cleared when the same run
-is imported again.
+An import checks every field of every line of a run (:mod:`agentckpt.ops.export_rows`),
+then the run as a whole (its chain of states against their checksums, its blobs against
+their sha256, its head against its steps), before it writes anything of the run; then it
+writes the run in one transaction, so readers see it whole or not at all. It is
+all-or-nothing per run: a bad line stops the import with an :class:`ExportFormatError`
+naming the file line and the field; the runs before it stay imported.
 """
 
 from __future__ import annotations
@@ -27,17 +30,18 @@ from typing import Any, Literal, TextIO
 from uuid import UUID
 
 from agentckpt._core.blobs import decompress
-from agentckpt._core.metadata import decode_metadata, encode_metadata
+from agentckpt._core.metadata import decode_metadata
+from agentckpt._core.plan import replay
 from agentckpt._core.writes import Row
 from agentckpt._version import __version__
 from agentckpt.errors import (
     ConflictError,
+    CorruptDataError,
     ExportFormatError,
     RunNotFoundError,
     StoreError,
 )
-from agentckpt.ops import queries
-from agentckpt.ops.views import kept_states
+from agentckpt.ops.export_rows import CHILDREN, RUN, Column, LineType, Problem, check_row, describe
 from agentckpt.store.store import Store, as_run_id
 
 FORMAT = "agentckpt-export"
@@ -45,108 +49,14 @@ FORMAT_VERSION = 1
 
 OnConflict = Literal["error", "skip", "replace"]
 
-# Child tables: line type, export query, import query, the columns, which hold bytes.
-_CHILDREN: tuple[tuple[str, str, str, tuple[str, ...], frozenset[str]], ...] = (
-    (
-        "step",
-        queries.EXPORT_STEPS,
-        queries.IMPORT_STEP,
-        (
-            "step",
-            "parent_step",
-            "kind",
-            "is_open",
-            "codec",
-            "payload",
-            "state_version",
-            "write_version",
-            "raw_bytes",
-            "state_bytes",
-            "checksum",
-            "created_at",
-            "updated_at",
-        ),
-        frozenset({"payload"}),
-    ),
-    (
-        "blob",
-        queries.EXPORT_BLOBS,
-        queries.IMPORT_BLOB,
-        ("digest", "codec", "size", "data", "created_at"),
-        frozenset({"data"}),
-    ),
-    (
-        "history",
-        queries.EXPORT_HISTORY,
-        queries.IMPORT_HISTORY,
-        ("seq", "step", "item_count", "codec", "payload", "raw_bytes", "created_at"),
-        frozenset({"payload"}),
-    ),
-    (
-        "effect",
-        queries.EXPORT_EFFECTS,
-        queries.IMPORT_EFFECT,
-        ("step", "key", "codec", "payload", "created_at"),
-        frozenset({"payload"}),
-    ),
-    (
-        "event",
-        queries.EXPORT_EVENTS,
-        queries.IMPORT_EVENT,
-        ("event_id", "step", "kind", "codec", "payload", "created_at"),
-        frozenset({"payload"}),
-    ),
-    (
-        "thread",
-        queries.EXPORT_THREADS,
-        queries.IMPORT_THREAD,
-        ("thread_id", "namespace"),
-        frozenset(),
-    ),
-    (
-        "step_index",
-        queries.EXPORT_STEP_INDEX,
-        queries.IMPORT_STEP_INDEX,
-        ("checkpoint_id", "step", "parent_id", "invocation_id", "metadata"),
-        frozenset(),
-    ),
-    (
-        "step_write",
-        queries.EXPORT_STEP_WRITES,
-        queries.IMPORT_STEP_WRITE,
-        ("checkpoint_id", "task_id", "idx", "channel", "task_path", "type", "codec", "payload"),
-        frozenset({"payload"}),
-    ),
-)
-_RUN_COLUMNS = (
-    "run_id",
-    "kind",
-    "agent_id",
-    "status",
-    "head_step",
-    "head_version",
-    "head_open",
-    "snapshot_step",
-    "chain_bytes",
-    "lease_owner",
-    "lease_expires_at",
-    "lease_epoch",
-    "heartbeat_at",
-    "created_at",
-    "updated_at",
-    "parent_run_id",
-    "parent_step",
-    "config",
-    "metadata",
-    "error",
-)
 
-
-def _out_value(name: str, value: Any) -> Any:
+def _out_value(column: Column, value: Any) -> Any:
     if value is None:
         return None
-    if name == "checksum":
+    if column.form == "hex":
         return bytes(value).hex()
+    if column.form == "object":
+        return decode_metadata(value)
     if isinstance(value, bytes | bytearray | memoryview):
         return base64.b64encode(bytes(value)).decode("ascii")
     if isinstance(value, datetime):
@@ -156,15 +66,10 @@ def _out_value(name: str, value: Any) -> Any:
     return value
 
 
-def _line(kind: str, run_id: UUID, row: Row, columns: Iterable[str]) -> str:
-    values: dict[str, Any] = {}
-    for name in columns:
-        if kind == "run" and name == "metadata":
-            values[name] = decode_metadata(row[name])
-        elif name != "run_id":
-            values[name] = _out_value(name, row[name])
+def _line(line_type: LineType, run_id: UUID, row: Row) -> str:
+    values = {column.name: _out_value(column, row[column.name]) for column in line_type.columns}
     # The row's columns sit under "row", so a column named "type" cannot clash.
-    record = {"type": kind, "run_id": str(run_id), "row": values}
+    record = {"type": line_type.name, "run_id": str(run_id), "row": values}
     return json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
@@ -196,13 +101,13 @@ def export_runs(
     summary.lines += 1
     for raw_id in run_ids:
         rid = as_run_id(raw_id)
-        rows = store.backend.read(queries.EXPORT_RUN, {"run_id": rid})
+        rows = store.backend.read(RUN.export_query, {"run_id": rid})
         if not rows:
             store.get_run(rid)  # raises RunNotFoundError with the usual message
-        lines = [_line("run", rid, rows[0], _RUN_COLUMNS)]
-        for kind, query, _, columns, _ in _CHILDREN:
-            for row in store.backend.read(query, {"run_id": rid}):
-                lines.append(_line(kind, rid, row, columns))
+        lines = [_line(RUN, rid, rows[0])]
+        for line_type in CHILDREN:
+            for row in store.backend.read(line_type.export_query, {"run_id": rid}):
+                lines.append(_line(line_type, rid, row))
         out.write("\n".join(lines) + "\n")
         summary.runs += 1
         summary.lines += len(lines)
@@ -215,11 +120,12 @@ def export_runs(
 
 @dataclass(slots=True)
 class _Bundle:
-    """One run read from a file, not yet written."""
+    """One run read from a file and checked, not yet written: each row with its line."""
 
-    run: dict[str, Any]
+    run_id: UUID
     line: int
-    children: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    run: dict[str, Any]
+    children: dict[str, list[tuple[int, dict[str, Any]]]] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -231,160 +137,284 @@ class ImportSummary:
     replaced: list[UUID] = field(default_factory=list)
 
 
-def _in_value(name: str, value: Any, byte_columns: frozenset[str]) -> Any:
-    if value is None:
-        return None
-    if name == "checksum":
-        return bytes.fromhex(value)
-    if name in byte_columns:
-        return base64.b64decode(value, validate=True)
-    return value
+_LINE_TYPES = {line_type.name: line_type for line_type in CHILDREN}
+_RUN_LINE_KEYS = frozenset({"type", "run_id", "row"})
 
 
-def _read_bundles(lines: Iterable[str]) -> Iterator[_Bundle]:
-    """Parse a file into runs, checking its structure line by line."""
-    bundle: _Bundle | None = None
-    count = 0
-    ended = False
-    number = 0
-    for number, text in enumerate(lines, start=1):
-        if not text.strip():
-            continue
-        if ended:
-            raise ExportFormatError(f"line {number}: data after the end line")
+class _Reader:
+    """Reads a file line by line into checked runs; every error names ``source`` line N."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def error(
+        self, number: int | None, reason: str, field: str | None = None, kind: str | None = None
+    ) -> ExportFormatError:
+        where = self.source if number is None else f"{self.source} line {number}"
+        if kind is not None:
+            where += f" ({kind} line)"
+        text = f'{where}: field "{field}": {reason}' if field else f"{where}: {reason}"
+        return ExportFormatError(text, line=number, field=field)
+
+    def text(self, number: int, raw: str | bytes) -> str:
+        if isinstance(raw, str):
+            return raw
         try:
-            record = json.loads(text)
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise self.error(
+                number,
+                f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})",
+            ) from None
+
+    def record(self, number: int, text: str) -> dict[str, Any]:
+        try:
+            record = json.loads(text, parse_constant=_refuse_constant)
+        except RecursionError:
+            raise self.error(number, "not JSON (nested too deeply)") from None
         except ValueError as exc:
-            raise ExportFormatError(f"line {number}: not JSON ({exc})") from None
-        kind = record.get("type") if isinstance(record, dict) else None
-        if number == 1:
-            if kind != "header" or record.get("format") != FORMAT:
-                raise ExportFormatError("line 1: not an agentckpt export (no header line)")
-            if record.get("format_version") != FORMAT_VERSION:
-                raise ExportFormatError(
-                    f"line 1: export format version {record.get('format_version')} is not "
-                    f"{FORMAT_VERSION}; import it with the agentckpt version that wrote it"
-                )
-            continue
-        if kind == "run":
-            if bundle is not None:
-                yield bundle
-            bundle = _Bundle(run=record, line=number)
-            count += 1
-        elif kind == "end":
-            if record.get("runs") != count:
-                raise ExportFormatError(
-                    f"line {number}: the end line counts {record.get('runs')} runs, "
-                    f"the file holds {count}"
-                )
-            ended = True
-        elif kind in {c[0] for c in _CHILDREN}:
-            if bundle is None or record.get("run_id") != bundle.run.get("run_id"):
-                raise ExportFormatError(f"line {number}: a {kind} line outside its run")
-            bundle.children.setdefault(kind, []).append(record)
-        else:
-            raise ExportFormatError(f"line {number}: unknown line type {kind!r}")
-    if number == 0:
-        raise ExportFormatError("the file is empty: not an agentckpt export")
-    if not ended:
-        raise ExportFormatError(
-            f"the file ends at line {number} without its end line: it is truncated; "
-            "runs before the last one were imported, the last one was not"
-        )
-    if bundle is not None:
-        yield bundle
+            raise self.error(number, f"not JSON ({exc})") from None
+        if not isinstance(record, dict):
+            raise self.error(number, f"not a JSON object (got {describe(record)})")
+        return record
 
+    def row(self, number: int, line_type: LineType, record: dict[str, Any]) -> dict[str, Any]:
+        unknown = sorted(set(record) - _RUN_LINE_KEYS)
+        if unknown:
+            raise self.error(number, "not a key of the line", unknown[0], line_type.name)
+        if "row" not in record:
+            raise self.error(number, "missing", "row", line_type.name)
+        try:
+            return check_row(line_type, record["row"])
+        except Problem as exc:
+            raise self.error(number, exc.reason, exc.field, line_type.name) from None
 
-def _params(
-    rid: UUID, record: dict[str, Any], columns: tuple[str, ...], byte_columns: frozenset[str]
-) -> dict[str, Any]:
-    row = record.get("row")
-    if not isinstance(row, dict):
-        raise ExportFormatError(f"run {rid}: a {record.get('type')} line has no row object")
-    try:
-        params = {
-            name: _in_value(name, row[name], byte_columns) for name in columns if name != "run_id"
+    def run_id(self, number: int, record: dict[str, Any]) -> UUID:
+        value = record.get("run_id")
+        if not isinstance(value, str):
+            raise self.error(number, f"not a run id (got {describe(value)})", "run_id")
+        try:
+            return UUID(value)
+        except ValueError:
+            raise self.error(number, f"not a UUID (got {describe(value)})", "run_id") from None
+
+    def bundles(self, lines: Iterable[str | bytes]) -> Iterator[_Bundle]:
+        """Parse a file into runs, checking each line completely as it is read, and each
+        run as a whole once its last line is read."""
+        bundle: _Bundle | None = None
+        count = 0
+        ended = False
+        number = 0
+        for number, raw in enumerate(lines, start=1):
+            text = self.text(number, raw)
+            if not text.strip():
+                continue
+            if ended:
+                raise self.error(number, "data after the end line")
+            record = self.record(number, text)
+            kind = record.get("type")
+            if number == 1:
+                self.header(record)
+                continue
+            if kind == "run":
+                if bundle is not None:
+                    self.check(bundle)
+                    yield bundle
+                bundle = _Bundle(
+                    run_id=self.run_id(number, record),
+                    line=number,
+                    run=self.row(number, RUN, record),
+                )
+                count += 1
+            elif kind == "end":
+                runs = record.get("runs")
+                if type(runs) is not int or runs != count:
+                    raise self.error(
+                        number, f"the end line counts {describe(runs)} runs, the file holds {count}"
+                    )
+                ended = True
+            elif isinstance(kind, str) and kind in _LINE_TYPES:
+                if bundle is None or self.run_id(number, record) != bundle.run_id:
+                    raise self.error(number, f"a {kind} line outside its run")
+                params = self.row(number, _LINE_TYPES[kind], record)
+                bundle.children.setdefault(kind, []).append((number, params))
+            else:
+                raise self.error(number, f"unknown line type {describe(kind)}", "type")
+        if number == 0:
+            raise self.error(None, "the file is empty: not an agentckpt export")
+        if not ended:
+            raise self.error(
+                None, f"the file ends at line {number} without its end line: it is truncated"
+            )
+        if bundle is not None:
+            self.check(bundle)
+            yield bundle
+
+    def header(self, record: dict[str, Any]) -> None:
+        if record.get("type") != "header" or record.get("format") != FORMAT:
+            raise self.error(1, "not an agentckpt export (no header line)")
+        if record.get("format_version") != FORMAT_VERSION:
+            raise self.error(
+                1,
+                f"export format version {record.get('format_version')} is not "
+                f"{FORMAT_VERSION}; import it with the agentckpt version that wrote it",
+            )
+
+    def check(self, bundle: _Bundle) -> None:
+        """Checks across the lines of one run: keys, the chain of states, the blobs."""
+        for line_type in CHILDREN:
+            seen: set[tuple[Any, ...]] = set()
+            for number, row in bundle.children.get(line_type.name, []):
+                key = tuple(row[name] for name in line_type.key)
+                if key in seen:
+                    what = ", ".join(f"{n} {row[n]!r}" for n in line_type.key) or "a thread"
+                    raise self.error(number, f"a second line with {what}", kind=line_type.name)
+                seen.add(key)
+        self.check_steps(bundle)
+        for number, blob in bundle.children.get("blob", []):
+            try:
+                data = decompress(
+                    blob["codec"], blob["data"], digest=blob["digest"], where="blob line"
+                )
+            except CorruptDataError as exc:
+                raise self.error(number, str(exc), "data", "blob") from None
+            if len(data) != blob["size"]:
+                raise self.error(
+                    number, f"{blob['size']}, but the blob holds {len(data)} bytes", "size", "blob"
+                )
+
+    def check_steps(self, bundle: _Bundle) -> None:
+        steps = bundle.children.get("step", [])
+        run = bundle.run
+        previous: int | None = None
+        for number, row in steps:
+            if previous is not None and row["step"] <= previous:
+                raise self.error(
+                    number,
+                    f"step {row['step']} after step {previous}: step lines go in increasing order",
+                    "step",
+                )
+            previous = row["step"]
+        if not steps:
+            for name in ("head_step", "snapshot_step"):
+                if run[name] is not None:
+                    raise self.error(
+                        bundle.line, f"{run[name]}, but the run has no step lines", name, "run"
+                    )
+            return
+        last_line, last = steps[-1]
+        expected = {
+            "head_step": last["step"],
+            "head_open": last["is_open"],
+            "head_version": last["write_version"],
+            "snapshot_step": max(row["step"] for _, row in steps if row["kind"] == "snapshot")
+            if any(row["kind"] == "snapshot" for _, row in steps)
+            else None,
         }
-    except KeyError as exc:
-        raise ExportFormatError(f"run {rid}: a {record.get('type')} line lacks {exc}") from None
-    except ValueError as exc:
-        raise ExportFormatError(f"run {rid}: bad {record.get('type')} line: {exc}") from None
-    params["run_id"] = rid
-    return params
+        for name, value in expected.items():
+            if run[name] != value:
+                raise self.error(
+                    bundle.line,
+                    f"{describe(run[name])}, but the step lines say {describe(value)} "
+                    f"(the last is line {last_line})",
+                    name,
+                    "run",
+                )
+        done = 0
+        try:
+            for _ in replay(bundle.run_id, [row for _, row in steps]):
+                done += 1
+        except CorruptDataError as exc:
+            raise self.error(steps[done][0], str(exc), "payload", "step") from None
+        except RecursionError:
+            raise self.error(steps[done][0], "nested too deeply", "payload", "step") from None
 
 
-def _check(rid: UUID, bundle: _Bundle, children: dict[str, list[dict[str, Any]]]) -> None:
-    """Refuse a run whose states or blobs do not verify, before writing anything."""
-    steps = children.get("step", [])
-    for _ in kept_states(rid, steps):
-        pass
-    head = bundle.run.get("row", {}).get("head_step")
-    if steps and steps[-1]["step"] != head:
-        raise ExportFormatError(
-            f"line {bundle.line}: run {rid} has head step {head} "
-            f"but its last step line is step {steps[-1]['step']}"
-        )
-    for blob in children.get("blob", []):
-        decompress(blob["codec"], blob["data"], digest=blob["digest"], where=f"run {rid}")
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
 
 
 def import_runs(
     store: Store,
-    lines: Iterable[str],
+    lines: Iterable[str | bytes],
     *,
     on_conflict: OnConflict = "error",
     on_run: Callable[[UUID, str], None] | None = None,
+    source: str = "the export file",
 ) -> ImportSummary:
     """Recreate the runs of an export file in ``store``.
+
+    Each line is checked completely (every field: its type, range, encoding; payloads
+    against their codecs and checksums, blobs against their sha256) before anything of
+    its run is written, and each run is written in one transaction, so a run is
+    imported whole or not at all. The import is all-or-nothing **per run**: a bad line
+    (an :class:`ExportFormatError` naming ``source``, the line and the field) stops the
+    import there; the runs before it stay imported, nothing of its run or after is.
+    ``lines`` may be text or bytes (decoded as UTF-8, line by line).
 
     A run that already exists is an error (``on_conflict="error"``, nothing of it is
     written), left as it is (``"skip"``) or deleted and imported again (``"replace"``).
     ``on_run(run_id, outcome)`` is called after each run.
     """
     summary = ImportSummary()
-    for bundle in _read_bundles(lines):
-        try:
-            rid = as_run_id(bundle.run["run_id"])
-        except KeyError:
-            raise ExportFormatError(f"line {bundle.line}: run line without run_id") from None
-        children = {
-            kind: [_params(rid, rec, cols, blobs) for rec in bundle.children.get(kind, [])]
-            for kind, _, _, cols, blobs in _CHILDREN
-        }
-        _check(rid, bundle, children)
-        outcome = "imported"
-        if _exists(store, rid):
-            if on_conflict == "skip":
-                summary.skipped.append(rid)
-                if on_run:
-                    on_run(rid, "skipped")
-                continue
-            if on_conflict == "error":
-                raise ConflictError(
-                    f"run {rid} already exists in the target store; nothing of it was "
-                    "imported (use --on-conflict skip or --on-conflict replace)"
-                )
-            outcome = "replaced"
-        store.delete_run(rid)
-        run = _params(rid, bundle.run, _RUN_COLUMNS, frozenset({"config"}))
-        run["metadata"] = encode_metadata(bundle.run["row"].get("metadata") or {})
-        # One transaction: the run appears whole or not at all. Its row goes first, as
-        # the rows integrations keep for it reference it.
-        writes: list[tuple[str, list[dict[str, Any]]]] = [(queries.IMPORT_RUN, [run])]
-        writes += [(query, children[kind]) for kind, _, query, _, _ in _CHILDREN]
-        try:
-            store.backend.write_all(writes)
-        except StoreError:
-            if _exists(store, rid):
-                raise ConflictError(
-                    f"run {rid} was created by someone else during the import; nothing of "
-                    "it was imported"
-                ) from None
-            raise
-        (summary.replaced if outcome == "replaced" else summary.imported).append(rid)
-        if on_run:
-            on_run(rid, outcome)
+    try:
+        for bundle in _Reader(source).bundles(lines):
+            _write(store, bundle, on_conflict, summary, on_run)
+    except ExportFormatError as exc:
+        done = len(summary.imported) + len(summary.replaced)
+        outcome = (
+            "nothing was imported"
+            if not done
+            else f"the {done} run{'s' if done != 1 else ''} before it "
+            f"{'were' if done != 1 else 'was'} imported, nothing after"
+        )
+        raise ExportFormatError(f"{exc}; {outcome}", line=exc.line, field=exc.field) from None
     return summary
+
+
+def _write(
+    store: Store,
+    bundle: _Bundle,
+    on_conflict: OnConflict,
+    summary: ImportSummary,
+    on_run: Callable[[UUID, str], None] | None,
+) -> None:
+    rid = bundle.run_id
+    outcome = "imported"
+    if _exists(store, rid):
+        if on_conflict == "skip":
+            summary.skipped.append(rid)
+            if on_run:
+                on_run(rid, "skipped")
+            return
+        if on_conflict == "error":
+            raise ConflictError(
+                f"run {rid} already exists in the target store; nothing of it was "
+                "imported (use --on-conflict skip or --on-conflict replace)"
+            )
+        outcome = "replaced"
+    # Clears the run, or what a crashed import of it left behind.
+    store.delete_run(rid)
+    # One transaction: the run appears whole or not at all. Its row goes first, as the
+    # rows integrations keep for it reference it.
+    writes: list[tuple[str, list[dict[str, Any]]]] = [
+        (RUN.import_query, [{**bundle.run, "run_id": rid}])
+    ]
+    for line_type in CHILDREN:
+        rows = [{**row, "run_id": rid} for _, row in bundle.children.get(line_type.name, [])]
+        writes.append((line_type.import_query, rows))
+    try:
+        store.backend.write_all(writes)
+    except StoreError:
+        if _exists(store, rid):
+            raise ConflictError(
+                f"run {rid} was created by someone else during the import; nothing of "
+                "it was imported"
+            ) from None
+        raise
+    (summary.replaced if outcome == "replaced" else summary.imported).append(rid)
+    if on_run:
+        on_run(rid, outcome)
 
 
 def _exists(store: Store, run_id: UUID) -> bool:
