@@ -273,11 +273,9 @@ class _Reader:
         self.check_steps(bundle)
         for number, blob in bundle.children.get("blob", []):
             try:
-                data = decompress(
-                    blob["codec"], blob["data"], digest=blob["digest"], where="blob line"
-                )
+                data = decompress(blob["codec"], blob["data"], digest=blob["digest"], where="-")
             except CorruptDataError as exc:
-                raise self.error(number, str(exc), "data", "blob") from None
+                raise self.error(number, str(exc).removeprefix("-: "), "data", "blob") from None
             if len(data) != blob["size"]:
                 raise self.error(
                     number, f"{blob['size']}, but the blob holds {len(data)} bytes", "size", "blob"
@@ -292,6 +290,7 @@ class _Reader:
                 raise self.error(
                     number,
                     f"step {row['step']} after step {previous}: step lines go in increasing order",
+                    "step",
                     "step",
                 )
             previous = row["step"]
