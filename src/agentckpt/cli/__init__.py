@@ -1,4 +1,4 @@
-"""The ``agentckpt`` command line: demo, schema, runs, export/import, stats, doctor, inspector.
+"""The ``agentckpt`` command line: demo, schema, states, runs, export/import, stats, doctor, web.
 
 The store is chosen with ``--url`` (before or after the command) or ``$AGENTCKPT_URL``.
 Every listing prints a table, or JSON with ``--json``. An error is one line on stderr
@@ -14,7 +14,19 @@ import sys
 from collections.abc import Sequence
 
 from agentckpt._version import __version__
-from agentckpt.cli import bench, demo, doctor, extras, manage, migrate, runs, stats, transfer, web
+from agentckpt.cli import (
+    bench,
+    demo,
+    doctor,
+    extras,
+    manage,
+    migrate,
+    migrate_states,
+    runs,
+    stats,
+    transfer,
+    web,
+)
 from agentckpt.cli.command import EXIT_ERROR, EXIT_USAGE, CommandLineError, Parser
 from agentckpt.demo.crash import DemoError
 from agentckpt.errors import AgentckptError
@@ -40,7 +52,18 @@ def build_parser() -> argparse.ArgumentParser:
     listing = argparse.ArgumentParser(add_help=False)
     listing.add_argument("--json", action="store_true", help="print JSON instead of a table")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (demo, migrate, runs, manage, transfer, stats, doctor, web, bench):
+    for module in (
+        demo,
+        migrate,
+        migrate_states,
+        runs,
+        manage,
+        transfer,
+        stats,
+        doctor,
+        web,
+        bench,
+    ):
         module.register(sub, common, listing)
     extras.register(sub, common, listing)
     return parser

@@ -171,3 +171,16 @@ INSERT INTO step_writes (run_id, checkpoint_id, task_id, idx, channel, task_path
                          payload)
 VALUES (%(run_id)s, %(checkpoint_id)s, %(task_id)s, %(idx)s, %(channel)s, %(task_path)s,
         %(type)s, %(codec)s, %(payload)s);
+
+-- name: ops_states_to_upgrade
+-- `agentckpt migrate-states`: runs of a kind whose head step recorded an older state
+-- version, by run id (keyset pages); an agent filter is optional.
+SELECT r.run_id, r.agent_id, r.head_step, s.state_version
+FROM runs r
+JOIN steps s ON s.run_id = r.run_id AND s.step = r.head_step
+WHERE r.kind = %(kind)s
+  AND s.state_version < %(current)s
+  AND (%(agent_id)s::text IS NULL OR r.agent_id = %(agent_id)s::text)
+  AND (%(after)s::uuid IS NULL OR r.run_id > %(after)s::uuid)
+ORDER BY r.run_id
+LIMIT %(limit)s;

@@ -163,3 +163,16 @@ INSERT INTO step_writes (run_id, checkpoint_id, task_id, idx, channel, task_path
                          payload)
 VALUES (:run_id, :checkpoint_id, :task_id, :idx, :channel, :task_path,
         :type, :codec, :payload);
+
+-- name: ops_states_to_upgrade
+-- `agentckpt migrate-states`: runs of a kind whose head step recorded an older state
+-- version, by run id (keyset pages); an agent filter is optional.
+SELECT r.run_id, r.agent_id, r.head_step, s.state_version
+FROM runs r
+JOIN steps s ON s.run_id = r.run_id AND s.step = r.head_step
+WHERE r.kind = :kind
+  AND s.state_version < :current
+  AND (:agent_id IS NULL OR r.agent_id = :agent_id)
+  AND (:after IS NULL OR r.run_id > :after)
+ORDER BY r.run_id
+LIMIT :limit;
