@@ -27,7 +27,7 @@ from typing import Any
 from agentckpt.ops.kinds import CONVERSATION, LANGGRAPH, SESSION, kind_of, messages_of
 from agentckpt.ops.serde import Decoder, Undecoded
 
-__all__ = ["Entry", "ToolUse", "Transcript", "transcript"]
+__all__ = ["Entry", "ToolUse", "Transcript", "stored_messages", "transcript"]
 
 _LANGCHAIN_ROLES = {
     "human": "user",
@@ -98,22 +98,36 @@ class Transcript:
         ]
 
 
-def transcript(run_kind: str, state: Any, decoder: Decoder | None = None) -> Transcript | None:
-    """The entries of ``state``, or None when it has no message list (a long run's
-    state: show it as a tree)."""
+def stored_messages(run_kind: str, state: Any) -> list[Any] | None:
+    """The state's message list exactly as stored (LangGraph's still wrapped), or None."""
     kind = kind_of(run_kind, state)
     if kind == LANGGRAPH:
         messages = state["values"].get("messages")
-        if not isinstance(messages, list):
-            return None
-        codec = decoder or Decoder()
-        return Transcript(kind, [_langchain(i, codec.value(m)) for i, m in enumerate(messages)])
+        return messages if isinstance(messages, list) else None
     if kind == SESSION:
-        return Transcript(kind, [_item(i, item) for i, item in enumerate(state["items"])])
+        items: list[Any] = state["items"]
+        return items
     if kind == CONVERSATION:
-        messages = messages_of(state) or []
-        return Transcript(kind, [_message(i, m) for i, m in enumerate(messages)])
+        return messages_of(state)
     return None
+
+
+def transcript(
+    run_kind: str, state: Any, decoder: Decoder | None = None, *, start: int = 0
+) -> Transcript | None:
+    """The entries of ``state`` from index ``start`` on (numbered from the first), or
+    None when it has no message list (a long run's state: show it as a tree)."""
+    kind = kind_of(run_kind, state)
+    messages = stored_messages(run_kind, state)
+    if messages is None:
+        return None
+    picked = list(enumerate(messages))[start:]
+    if kind == LANGGRAPH:
+        codec = decoder or Decoder()
+        return Transcript(kind, [_langchain(i, codec.value(m)) for i, m in picked])
+    if kind == SESSION:
+        return Transcript(kind, [_item(i, item) for i, item in picked])
+    return Transcript(kind, [_message(i, m) for i, m in picked])
 
 
 # -- shared pieces -------------------------------------------------------------------
