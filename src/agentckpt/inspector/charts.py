@@ -1,5 +1,8 @@
 """Inline SVG charts of a run's storage, drawn on the server (no script, no library).
 
+The SVG is built here from numbers, every text in it escaped, so the run page includes
+it as markup (``|safe``): the only markup a page takes from code rather than a template.
+
 Readable at any scale: the byte axis has round ticks (1, 2 or 5 times a power of ten,
 never below one byte) labelled in one unit with as many decimals as the ticks need (so
 ``0``, ``2 B``, ``4 B`` and ``0``, ``0.25 MB``, ``0.50 MB``, never ``2 B``, ``8 B`` for
@@ -13,8 +16,6 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-from markupsafe import Markup
 
 WIDTH, HEIGHT = 760, 240
 LEFT, RIGHT, TOP, BOTTOM = 72, 16, 16, 36
@@ -121,10 +122,10 @@ def _bars(sizes: Sequence[StepSize]) -> tuple[list[_Bar], int]:
     return bars, group
 
 
-def stored_bytes_chart(sizes: Sequence[StepSize]) -> Markup:
+def stored_bytes_chart(sizes: Sequence[StepSize]) -> str:
     """Bars: the bytes each kept step stores (snapshots dark, deltas light)."""
     if not sizes:
-        return Markup('<p class="note">No kept steps yet.</p>')
+        return '<p class="note">No kept steps yet.</p>'
     bars, group = _bars(sizes)
     axis = byte_axis(max(b.value for b in bars))
     inner_w, inner_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
@@ -155,10 +156,10 @@ def stored_bytes_chart(sizes: Sequence[StepSize]) -> Markup:
     return _svg(label, parts)
 
 
-def growth_chart(sizes: Sequence[StepSize]) -> Markup:
+def growth_chart(sizes: Sequence[StepSize]) -> str:
     """Lines: the bytes kept so far (cumulative) against the size of the whole state."""
     if not sizes:
-        return Markup("")
+        return ""
     cumulative = []
     total = 0
     for s in sizes:
@@ -196,8 +197,8 @@ def growth_chart(sizes: Sequence[StepSize]) -> Markup:
     return _svg("Storage growth", parts)
 
 
-def _svg(label: str, parts: list[str]) -> Markup:
-    return Markup(
+def _svg(label: str, parts: list[str]) -> str:
+    return (
         f'<svg class="chart-svg" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '
         f'aria-label="{_esc(label)}"><title>{_esc(label)}</title>{"".join(parts)}</svg>'
     )

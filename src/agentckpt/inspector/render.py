@@ -1,25 +1,30 @@
 """The pages' template engine: Jinja2 with autoescaping on, templates in ``templates/``.
 
-Every value a template prints is escaped unless it is :class:`markupsafe.Markup`, and
-only the SVG charts (built from numbers, their few labels escaped) are. Undefined names
-are errors, so a typo in a template fails its test instead of printing nothing.
+Every value a template prints is escaped; the one exception is the SVG charts, built
+here from numbers with their few labels escaped, which the run page marks ``|safe``.
+Undefined names are errors, so a typo in a template fails its test instead of printing
+nothing. Jinja2 is the ``inspector`` extra: it is imported when the first page renders,
+and :func:`require` names the extra when it is missing.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 from datetime import datetime
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
-
-from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from agentckpt._core.blobs import is_ref
 from agentckpt._version import __version__
+from agentckpt.errors import ConfigurationError
 from agentckpt.ops.serde import Undecoded
 from agentckpt.ops.units import human_age, human_bytes
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
 
 _CLASS = re.compile(r"[^a-z0-9_-]")
 # A JSON value up to this many characters is shown on one line.
@@ -87,9 +92,21 @@ def money(value: float | None) -> str:
     return f"${value:,.4f}" if value < 1 else f"${value:,.2f}"
 
 
+def require() -> None:
+    """Raise :class:`ConfigurationError` naming the extra when Jinja2 is missing."""
+    if importlib.util.find_spec("jinja2") is None:
+        raise ConfigurationError(
+            "the inspector needs Jinja2, which the base install does not include: "
+            "pip install 'agentckpt[inspector]'"
+        )
+
+
 @cache
 def environment() -> Environment:
     """The one template environment (templates are read once per process)."""
+    require()
+    from jinja2 import Environment, PackageLoader, StrictUndefined
+
     env = Environment(
         loader=PackageLoader("agentckpt.inspector", "templates"),
         autoescape=True,

@@ -30,7 +30,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from agentckpt.errors import AgentckptError, CorruptDataError, InvalidValueError, NotFoundError
-from agentckpt.inspector import pages
+from agentckpt.inspector import pages, render
 from agentckpt.inspector.blobs import sniff
 from agentckpt.ops.views import ORPHAN_AFTER_SECONDS
 from agentckpt.store.store import Store, as_run_id
@@ -113,10 +113,12 @@ def make_server(
     ``orphan_after`` is the heartbeat silence (seconds) that flags an active conversation
     as an orphan; ``command_url`` the ``--url`` the pages put in commands they suggest
     (default: the SQLite file's URL; never a PostgreSQL URL, which may hold a password).
-    Raises ValueError for a non-loopback ``host`` without a ``token``.
+    Raises ValueError for a non-loopback ``host`` without a ``token``, and
+    ConfigurationError naming the ``inspector`` extra when Jinja2 is not installed.
     """
     if not is_loopback(host) and not token:
         raise ValueError(f"refusing to serve on {host} without an access token")
+    render.require()
     return InspectorServer(
         (host, port),
         store,

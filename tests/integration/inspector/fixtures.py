@@ -85,7 +85,9 @@ SESSION_ITEMS: list[dict[str, Any]] = [
         "type": "message",
         "role": "assistant",
         "id": "msg_1",
-        "content": [{"type": "output_text", "text": "Order 1234 shipped with DHL.", "annotations": []}],
+        "content": [
+            {"type": "output_text", "text": "Order 1234 shipped with DHL.", "annotations": []}
+        ],
     },
     {"role": "user", "content": "Refund the shipping, please."},
     {
