@@ -153,7 +153,8 @@ def assess(
             flags.append(
                 Flag(
                     "interrupt",
-                    f"{interrupts} interrupt{'s wait' if interrupts != 1 else ' waits'} for an answer",
+                    f"{interrupts} interrupt{'s wait' if interrupts != 1 else ' waits'} "
+                    "for an answer",
                 )
             )
             actions.append(
