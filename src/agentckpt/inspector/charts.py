@@ -110,9 +110,14 @@ class _Bar:
     total: int
 
 
+def group_size(steps: int) -> int:
+    """How many consecutive steps one bar stands for: 1 up to MAX_BARS steps."""
+    return max(1, -(-steps // MAX_BARS))
+
+
 def _bars(sizes: Sequence[StepSize]) -> tuple[list[_Bar], int]:
     """One bar per step, or per group of consecutive steps past MAX_BARS."""
-    group = max(1, -(-len(sizes) // MAX_BARS))
+    group = group_size(len(sizes))
     bars = []
     for i in range(0, len(sizes), group):
         chunk = sizes[i : i + group]

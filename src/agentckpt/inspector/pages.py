@@ -17,7 +17,7 @@ from uuid import UUID
 from agentckpt._core.delta import apply, diff
 from agentckpt.errors import InvalidValueError
 from agentckpt.inspector.blobs import Blobs
-from agentckpt.inspector.charts import StepSize, growth_chart, stored_bytes_chart
+from agentckpt.inspector.charts import StepSize, group_size, growth_chart, stored_bytes_chart
 from agentckpt.inspector.render import path, render
 from agentckpt.ops import kinds
 from agentckpt.ops.recovery import FLAGS, assess
@@ -523,6 +523,7 @@ def run_page(view: View, run_id: str, query: Mapping[str, str] | None = None) ->
             [StepSize(i.step, i.kind, i.stored_bytes, i.state_bytes) for i in infos]
         ),
         kept=len(steps),
+        bar_group=group_size(len(steps)),
         pager=_pager(rid, steps, begin, end, live),
         timeline=timeline,
         answered=head.answered() | _inline_answers(head) if head else set(),
