@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import pytest
+
 from tests.integration.inspector.browser import browser_page
 from tests.integration.inspector.conftest import start_inspect, stop
 from tests.integration.inspector.png import colors
@@ -87,6 +89,8 @@ def test_inspector_in_a_real_browser(sqlite_url: str, tmp_path: Path) -> None:
 
 
 def test_a_page_of_every_kind_in_a_real_browser(tmp_path: Path) -> None:
+    pytest.importorskip("langgraph", reason="pip install 'agentckpt[langgraph]'")
+    pytest.importorskip("agents", reason="pip install 'agentckpt[openai-agents]'")
     texts = take_all(tmp_path, demo=False)
     assert set(texts) == {shot.name for shot in SHOTS}
     for shot in SHOTS:
