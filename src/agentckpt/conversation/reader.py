@@ -37,10 +37,11 @@ from agentckpt.conversation.recovery import (
 )
 from agentckpt.conversation.upgrades import state_migrations
 from agentckpt.errors import ConfigDriftError, RunNotFoundError
+from agentckpt.ops import kinds
 from agentckpt.records import RunInfo
 from agentckpt.store.store import RunId, Store, as_run_id
 
-KIND = "conversation"
+KIND = kinds.CONVERSATION
 
 Rerun = Callable[[ToolCall], Any]
 """Re-runs a dangling tool call and returns its result (see ``recover(rerun=...)``)."""

@@ -26,6 +26,7 @@ from agentckpt.conversation.model import (
     ToolCall,
     tool_names,
 )
+from agentckpt.ops.recovery import pending_start
 
 __all__ = [
     "DanglingCall",
@@ -185,12 +186,10 @@ def find_pending(
     messages: Sequence[Message], *, head_open: bool, head_step: int | None
 ) -> PendingTurn | None:
     """The open turn, if the head step is open: it starts at the last user message."""
-    if not head_open or head_step is None:
+    start = pending_start([m.role for m in messages], head_open=head_open, head_step=head_step)
+    if start is None or head_step is None:
         return None
-    for start in range(len(messages) - 1, -1, -1):
-        if messages[start].role == "user":
-            return PendingTurn(head_step, start, messages[start], list(messages[start + 1 :]))
-    return None
+    return PendingTurn(head_step, start, messages[start], list(messages[start + 1 :]))
 
 
 @dataclass(frozen=True, slots=True)

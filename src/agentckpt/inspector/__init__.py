@@ -1,9 +1,12 @@
 """The read-only web inspector: ``agentckpt inspect``, or :func:`make_server` from Python.
 
-Pages: the runs and conversations with status and size; a run's timeline of steps with
-their messages and tool calls, and charts of its storage; the state at any kept step;
-the diff between two steps. Everything is rendered on the server with inline SVG
-charts; the pages hold no script and load nothing from the network.
+Pages: the runs, paged, searched and filtered, with status, recovery flags, size, tokens
+and cost; a run of any kind (LangGraph thread, Agents SDK session, conversation, long
+run) with what recovery would do now, charts of its storage and a paged timeline of its
+messages and tool calls; the state at any kept step and the command to fork from it;
+the diff between two steps. Everything is rendered on the server (Jinja2 templates,
+autoescaped; the ``inspector`` extra) with inline SVG charts; the pages hold no script
+and load nothing from the network.
 
 Example::
 

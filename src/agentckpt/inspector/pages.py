@@ -1,317 +1,665 @@
-"""The inspector's pages: runs, a run's timeline, the state at a step, a diff.
+"""The inspector's pages: runs, a run, the state at a step, a diff.
 
-Each function reads what it needs from the store and returns the whole page's HTML.
+Each function reads what it needs through the store and :mod:`agentckpt.ops`, and renders
+a template (:mod:`agentckpt.inspector.render`); a run of any kind reads as what it is
+(:mod:`agentckpt.ops.kinds`, :mod:`agentckpt.ops.transcripts`).
 """
 
 from __future__ import annotations
 
 import json
-from collections import deque
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
+from uuid import UUID
 
-from agentckpt._core.delta import diff
+from agentckpt._core.delta import apply, diff
 from agentckpt.errors import InvalidValueError
-from agentckpt.inspector.charts import StepSize, growth_chart, stored_bytes_chart
-from agentckpt.inspector.markup import (
-    badge,
-    esc,
-    json_html,
-    link,
-    page,
-    path,
-    pretty_json,
-    size,
-    table,
-    when,
-)
-from agentckpt.inspector.messages import messages_html, messages_of
-from agentckpt.ops.units import human_bytes
+from agentckpt.inspector.blobs import Blobs
+from agentckpt.inspector.charts import StepSize, group_size, growth_chart, stored_bytes_chart
+from agentckpt.inspector.render import path, render
+from agentckpt.ops import kinds
+from agentckpt.ops.recovery import FLAGS, assess
+from agentckpt.ops.serde import Decoder
+from agentckpt.ops.transcripts import Entry, Transcript, stored_messages, transcript
 from agentckpt.ops.views import (
-    kept_states,
+    ORPHAN_AFTER_SECONDS,
+    DailyUsage,
+    ListedRun,
+    RunFilter,
+    StoredWrite,
+    ThreadCheckpoint,
+    kept_window,
+    page_runs,
     run_summaries,
-    stored_chain,
     stored_state,
+    stored_writes,
     table_sizes,
+    thread_checkpoints,
+    usage_by_day,
 )
+from agentckpt.records import RunInfo, StepInfo
 from agentckpt.store.store import Store, as_run_id
 
-# The timeline shows this many of the newest kept steps; older ones stay a link away.
-TIMELINE_STEPS = 200
-RUNS_PER_PAGE = 200
+RUNS_PER_PAGE = 50
+TIMELINE_STEPS = 50
 TIMELINE_MESSAGES = 20
+# A long run's step lists this many of its changes, each value cut at SHORT_VALUE chars.
+STEP_CHANGES = 5
+SHORT_VALUE = 120
+LIVE_SECONDS = 5
+# Usage: (agent, day) groups read, days and agents shown.
+USAGE_GROUPS = 5000
+USAGE_DAYS = 14
+USAGE_AGENTS = 20
+# Diff operations shown with their before and after values.
+DIFF_OPS = 2000
+
+KINDS = (
+    ("", "any kind"),
+    (kinds.CONVERSATION, "conversations"),
+    (kinds.RUN, "runs"),
+    (kinds.LANGGRAPH, "LangGraph threads"),
+    (kinds.SESSION, "Agents SDK sessions"),
+)
+STATUSES = (
+    ("", "any status"),
+    ("active", "active"),
+    ("completed", "completed"),
+    ("failed", "failed"),
+)
+AGES: dict[str, tuple[str, float | None, float | None]] = {
+    "": ("any age", None, None),
+    "1h": ("updated in the last hour", 3600, None),
+    "1d": ("updated in the last day", 86400, None),
+    "7d": ("updated in the last 7 days", 7 * 86400, None),
+    "idle-1h": ("idle for an hour or more", None, 3600),
+    "idle-1d": ("idle for a day or more", None, 86400),
+    "idle-7d": ("idle for 7 days or more", None, 7 * 86400),
+}
+FLAG_CHOICES = (
+    ("", "any"),
+    ("attention", "needs attention (any flag)"),
+    ("open-turn", FLAGS["open-turn"]),
+    ("lease-expired", FLAGS["lease-expired"]),
+    ("orphan", FLAGS["orphan"]),
+)
+_TITLES = {
+    kinds.CONVERSATION: "Conversation",
+    kinds.LANGGRAPH: "LangGraph thread",
+    kinds.SESSION: "Agents SDK session",
+}
 
 
 @dataclass(frozen=True, slots=True)
 class View:
-    """What every page needs: the store and how to name it."""
+    """What every page needs: the store, how to name it, and how to reach it from the
+    command line (``command_url``; None: the SQLite file's URL, or ``$AGENTCKPT_URL``)."""
 
     store: Store
     label: str
+    orphan_after: float = ORPHAN_AFTER_SECONDS
+    command_url: str | None = None
+
+    def url_for_commands(self) -> tuple[str, str | None]:
+        """The ``--url`` argument of a command against this store, and a note if it is
+        a placeholder (a PostgreSQL URL may hold a password: it is never printed)."""
+        if self.command_url:
+            return self.command_url, None
+        location = getattr(self.store.backend, "path", None)
+        if self.store.backend.dialect == "sqlite" and isinstance(location, str):
+            return f"sqlite:///{location}", None
+        return '"$AGENTCKPT_URL"', (
+            "Set AGENTCKPT_URL to this store's URL first: the inspector never prints a "
+            "PostgreSQL URL, which may hold a password."
+        )
 
 
-def _int(query: Mapping[str, str], name: str) -> int | None:
+def _int(query: Mapping[str, str], name: str, what: str = "a step number") -> int | None:
     text = query.get(name)
     if text in (None, ""):
         return None
     try:
         return int(text)
     except ValueError:
-        raise InvalidValueError(
-            "", f"query parameter {name}={text!r} is not a step number"
-        ) from None
+        raise InvalidValueError("", f"query parameter {name}={text!r} is not {what}") from None
+
+
+def _choice(query: Mapping[str, str], name: str, allowed: Any) -> str:
+    value = query.get(name) or ""
+    if value not in dict(allowed):
+        names = ", ".join(k for k in dict(allowed) if k)
+        raise InvalidValueError("", f"query parameter {name}={value!r} is not one of {names}")
+    return value
+
+
+def _number(value: Any) -> int | float | None:
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+# -- the list of runs ------------------------------------------------------------------
+
+
+def _row(listed: ListedRun) -> dict[str, Any]:
+    s = listed.summary
+    meta = listed.metadata
+    tokens_in, tokens_out = _number(meta.get("input_tokens")), _number(meta.get("output_tokens"))
+    tokens = (
+        None if tokens_in is None and tokens_out is None else (tokens_in or 0) + (tokens_out or 0)
+    )
+    namespace = meta.get("namespace") if s.kind == kinds.LANGGRAPH else None
+    title = kinds.title_of(s.kind, meta)
+    if title and namespace:
+        title += f" · {namespace}"
+    return {
+        "run_id": s.run_id,
+        "title": title,
+        "kind": s.kind,
+        "agent": s.agent_id,
+        "status": s.status,
+        "flags": [(name, FLAGS[name]) for name in listed.flags],
+        "head_step": s.head_step,
+        "tokens": tokens,
+        "cost": _number(meta.get("cost_estimate_usd")),
+        "stored": s.stored_bytes,
+        "per_step": round(s.bytes_per_step) if s.bytes_per_step else None,
+        "updated_at": s.updated_at,
+    }
 
 
 def index(view: View, query: Mapping[str, str]) -> str:
-    """All runs and conversations, newest first, with status and size."""
-    kind = query.get("kind") or None
-    runs = run_summaries(
-        view.store,
-        kind=kind,
-        status=query.get("status") or None,
-        agent_id=query.get("agent") or None,
-        limit=RUNS_PER_PAGE,
+    """Runs, most recently updated first: a filter form, a page, usage by agent and day."""
+    form = {
+        "q": (query.get("q") or "").strip(),
+        "kind": _choice(query, "kind", KINDS),
+        "status": query.get("status") or "",
+        "agent": (query.get("agent") or "").strip(),
+        "age": _choice(query, "age", {k: v[0] for k, v in AGES.items()}),
+        "flag": _choice(query, "flag", FLAG_CHOICES),
+    }
+    size = _int(query, "n", "a page size") or RUNS_PER_PAGE
+    _, within, idle = AGES[form["age"]]
+    where = RunFilter(
+        kind=form["kind"] or None,
+        status=form["status"] or None,
+        agent_id=form["agent"] or None,
+        search=form["q"] or None,
+        updated_within=within,
+        idle_seconds=idle,
+        flag=form["flag"] or None,
+        orphan_after=view.orphan_after,
     )
+    after = query.get("after") or None
+    page = page_runs(view.store, where, after=after, limit=size)
+    usage = usage_by_day(view.store, where, limit=USAGE_GROUPS)
     tables = {t.table: t for t in table_sizes(view.store)}
-    tabs = [("all", None), ("conversations", "conversation"), ("runs", "run")]
-    tab_html = "".join(
-        link(
-            path(query={"kind": value}) if value else "/",
-            name,
-            cls="current" if value == kind else None,
-        )
-        for name, value in tabs
-    )
-    rows = [
+    total_runs = tables["runs"].rows if "runs" in tables else page.matching
+    kept = {k: v for k, v in form.items() if v} | ({"n": size} if size != RUNS_PER_PAGE else {})
+    tabs = [
         (
-            link(path("runs", s.run_id), str(s.run_id), cls="mono"),
-            esc(s.kind),
-            esc(s.agent_id or "-"),
-            badge(s.status),
-            esc(s.head_step if s.head_step is not None else "-"),
-            esc(s.rows),
-            size(s.stored_bytes),
-            size(round(s.bytes_per_step)) if s.bytes_per_step else "-",
-            when(s.updated_at),
+            text if value else "all",
+            path(query={**kept, "kind": value or None}),
+            value == form["kind"],
         )
-        for s in runs
+        for value, text in KINDS
     ]
-    total_runs = tables["runs"].rows if "runs" in tables else len(runs)
-    stored = sum(t.payload_bytes for t in tables.values())
-    summary = (
-        f'<p class="note">{total_runs} runs in this store, {esc(human_bytes(stored))} of '
-        f"payload in {sum(t.rows for t in tables.values())} rows."
-        + (
-            f" Showing the {RUNS_PER_PAGE} most recently updated."
-            if len(runs) == RUNS_PER_PAGE
-            else ""
-        )
-        + "</p>"
+    statuses = list(STATUSES)
+    if form["status"] and form["status"] not in dict(statuses):
+        statuses.append((form["status"], form["status"]))
+    position = _int(query, "at", "a position") or 0
+    first_shown = position + 1 if page.runs else 0
+    filtered = any(v for v in form.values())
+    by_day = _totals(usage, lambda u: u.day)
+    by_agent = _totals(usage, lambda u: u.agent_id)
+    return render(
+        "index.html",
+        title={
+            kinds.CONVERSATION: "Conversations",
+            kinds.RUN: "Runs",
+            kinds.LANGGRAPH: "LangGraph threads",
+            kinds.SESSION: "Agents SDK sessions",
+        }.get(form["kind"], "Runs and conversations"),
+        subtitle=None,
+        store=view.label,
+        crumbs=[],
+        refresh=None,
+        form=form,
+        tabs=tabs,
+        kinds=KINDS,
+        statuses=statuses,
+        ages=[(k, v[0]) for k, v in AGES.items()],
+        flags=FLAG_CHOICES,
+        agents=sorted({u.agent_id for u in usage if u.agent_id}),
+        page=page,
+        page_size=size,
+        rows=[_row(r) for r in page.runs],
+        filtered=filtered,
+        total_runs=total_runs,
+        first_shown=first_shown,
+        last_shown=position + len(page.runs),
+        stored=sum(t.payload_bytes for t in tables.values()),
+        rows_stored=sum(t.rows for t in tables.values()),
+        next_href=(
+            path(query={**kept, "after": page.next.to_text(), "at": position + len(page.runs)})
+            if page.next
+            else None
+        ),
+        first_href=path(query=kept) if after else None,
+        usage_total=_total(usage),
+        by_day=sorted(by_day.items(), reverse=True)[:USAGE_DAYS],
+        by_agent=sorted(by_agent.items(), key=lambda kv: (-kv[1]["cost_usd"], kv[0]))[
+            :USAGE_AGENTS
+        ],
+        by_agent_day=[(f"{u.agent_id or '-'} · {u.day}", _total([u])) for u in usage[:200]],
     )
-    body = f'<div class="tabs">{tab_html}</div>{summary}' + table(
-        ("run", "kind", "agent", "status", "step", "rows", "stored", "per step", "updated"),
-        rows,
-        numeric=(4, 5, 6, 7),
+
+
+def _total(usage: list[DailyUsage]) -> dict[str, Any]:
+    return {
+        "runs": sum(u.runs for u in usage),
+        "input_tokens": sum(u.input_tokens for u in usage),
+        "output_tokens": sum(u.output_tokens for u in usage),
+        "cost_usd": sum(u.cost_usd for u in usage),
+    }
+
+
+def _totals(usage: list[DailyUsage], key: Callable[[DailyUsage], str]) -> dict[str, dict[str, Any]]:
+    groups: dict[str, list[DailyUsage]] = {}
+    for u in usage:
+        groups.setdefault(key(u), []).append(u)
+    return {name: _total(items) for name, items in groups.items()}
+
+
+# -- a run -----------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Thread:
+    """What a LangGraph run's page shows of its thread."""
+
+    thread_id: str
+    namespace: str
+    checkpoint_id: str | None
+    by_step: dict[int, ThreadCheckpoint]
+    writes: dict[str, list[dict[str, Any]]]
+    others: list[tuple[UUID, str]] = field(default_factory=list)
+
+
+def _decoder(blobs: Blobs) -> Decoder:
+    return Decoder(blobs.data)
+
+
+def _thread(view: View, run: RunInfo, decoder: Decoder, *, siblings: bool) -> _Thread:
+    checkpoints = thread_checkpoints(view.store, run.run_id)
+    by_step = {c.step: c for c in checkpoints}
+    writes: dict[str, list[dict[str, Any]]] = {}
+    for w in stored_writes(view.store, run.run_id):
+        writes.setdefault(w.checkpoint_id, []).append(_write(w, decoder))
+    head = by_step.get(run.head_step) if run.head_step is not None else None
+    thread_id = str(run.metadata.get("thread_id", ""))
+    thread = _Thread(
+        thread_id=thread_id,
+        namespace=str(run.metadata.get("namespace", "")),
+        checkpoint_id=head.checkpoint_id if head else None,
+        by_step=by_step,
+        writes=writes,
     )
-    title = {"conversation": "Conversations", "run": "Runs"}.get(
-        kind or "", "Runs and conversations"
-    )
-    return page(title, body, store=view.label)
-
-
-def _facts(pairs: list[tuple[str, str]]) -> str:
-    items = "".join(f"<dt>{esc(k)}</dt><dd>{v}</dd>" for k, v in pairs)
-    return f'<dl class="facts">{items}</dl>'
-
-
-def _step_summary(rid: Any, before: Any, after: Any, prev_messages: list[Any] | None) -> str:
-    """What a step changed: the messages it added, else how many patch operations."""
-    messages = messages_of(after)
-    if messages is not None:
-        old = prev_messages or []
-        if len(messages) >= len(old) and messages[: len(old)] == old:
-            added = messages[len(old) :]
-            if not added:
-                return '<p class="note">no new messages</p>'
-            if len(added) > TIMELINE_MESSAGES:
-                # A first kept step (after pruning) holds the whole history: show its end.
-                skipped = len(added) - TIMELINE_MESSAGES
-                return (
-                    f'<p class="note">{skipped} earlier messages: see the state page</p>'
-                    + messages_html(rid, added[skipped:], start=len(old) + skipped)
-                )
-            return messages_html(rid, added, start=len(old))
-        shown = messages[-20:]
-        return (
-            f'<p class="note">the message list was rewritten ({len(messages)} messages now; '
-            f"the last {len(shown)} below)</p>"
-            + messages_html(rid, shown, start=len(messages) - len(shown))
-        )
-    if before is None:
-        return '<p class="note">first kept state</p>'
-    ops = diff(before, after)
-    return f'<p class="note">{len(ops)} change{"s" if len(ops) != 1 else ""} to the state</p>'
-
-
-def run_page(view: View, run_id: str) -> str:
-    """A run: its record, storage charts, the timeline of its kept steps, config."""
-    rid = as_run_id(run_id)
-    run = view.store.get_run(rid)
-    summary = run_summaries(view.store, run_id=rid, limit=1)[0]
-    rows = stored_chain(view.store, rid)
-    timeline: deque[str] = deque(maxlen=TIMELINE_STEPS)
-    sizes: list[StepSize] = []
-    previous: Any = None
-    previous_messages: list[Any] | None = None
-    previous_step: int | None = None
-    for kept in kept_states(rid, rows):
-        sizes.append(StepSize(kept.step, kept.kind, kept.stored_bytes, kept.state_bytes))
-        links = [link(path("runs", rid, "steps", kept.step), "state")]
-        if previous_step is not None:
-            links.append(
-                link(
-                    path("runs", rid, "diff", query={"a": previous_step, "b": kept.step}),
-                    f"diff from {previous_step}",
-                )
-            )
-        timeline.append(
-            f'<div class="step" id="step-{kept.step}"><div class="step-head">'
-            f'<span class="n">step {kept.step}</span>'
-            f"<span>{esc(kept.kind)}{' (open)' if kept.is_open else ''} · "
-            f"{size(kept.stored_bytes)} stored · state {size(kept.state_bytes)} · "
-            f"{when(kept.updated_at)}</span>{' · '.join(links)}</div>"
-            + _step_summary(rid, previous, kept.state, previous_messages)
-            + "</div>"
-        )
-        previous, previous_step = kept.state, kept.step
-        previous_messages = messages_of(kept.state)
-    parent = (
-        link(path("runs", run.parent_run_id), str(run.parent_run_id))
-        + f" at step {run.parent_step}"
-        if run.parent_run_id
-        else "-"
-    )
-    facts = _facts(
-        [
-            ("kind", esc(run.kind)),
-            ("agent", esc(run.agent_id or "-")),
-            ("status", badge(run.status) + (f" {esc(run.error)}" if run.error else "")),
-            ("head step", esc(f"{run.head_step}{' (open)' if run.head_open else ''}")),
-            ("snapshot step", esc(run.snapshot_step)),
-            ("forked from", parent),
-            (
-                "lease",
-                esc(f"{run.lease_owner}, epoch {run.lease_epoch}") if run.lease_owner else "-",
-            ),
-            ("created", when(run.created_at)),
-            ("updated", when(run.updated_at)),
-            (
-                "stored",
-                f"{size(summary.stored_bytes)} in {summary.rows} rows: steps "
-                f"{size(summary.step_bytes)} ({summary.step_rows}), blobs "
-                f"{size(summary.blob_bytes)} ({summary.blob_rows}), history "
-                f"{size(summary.history_bytes)} ({summary.history_rows})",
-            ),
-            ("per step", size(round(summary.bytes_per_step)) if summary.bytes_per_step else "-"),
+    if siblings and thread_id:
+        same = page_runs(view.store, RunFilter(kind=kinds.LANGGRAPH, search=thread_id), limit=50)
+        thread.others = [
+            (r.run_id, str(r.metadata.get("namespace", "")))
+            for r in same.runs
+            if r.run_id != run.run_id and r.metadata.get("thread_id") == thread_id
         ]
-    )
-    legend = (
-        '<div class="legend"><span><i class="key key-snapshot"></i>snapshot</span>'
-        '<span><i class="key key-delta"></i>delta</span>'
-        '<span><i class="key key-cumulative"></i>kept bytes, cumulative</span>'
-        '<span><i class="key key-state"></i>whole state size</span></div>'
-    )
-    charts = (
-        '<div class="charts">'
-        f'<figure class="chart"><figcaption>Bytes stored per kept step</figcaption>'
-        f"{stored_bytes_chart(sizes)}</figure>"
-        f'<figure class="chart"><figcaption>Storage growth</figcaption>'
-        f"{growth_chart(sizes)}</figure></div>{legend}"
-    )
-    hidden = len(sizes) - len(timeline)
-    note = f'<p class="note">{hidden} older kept steps are not shown.</p>' if hidden > 0 else ""
-    body = (
-        f'<section class="card">{facts}</section>'
-        f"<h2>Storage</h2>{charts}"
-        f"<h2>Timeline ({len(sizes)} kept steps)</h2>{note}"
-        f'<div class="timeline">{"".join(timeline) or "<p class=note>no steps yet</p>"}</div>'
-        f"{_diff_form(rid, [s.step for s in sizes], None, None)}"
-        f"<h2>Config</h2>{pretty_json(run.config)}"
-        f"<h2>Metadata</h2>{pretty_json(run.metadata)}"
-    )
-    return page(f"Run {rid}", body, store=view.label)
+    return thread
 
 
-def _diff_form(rid: Any, steps: list[int], a: int | None, b: int | None) -> str:
-    if len(steps) < 2:
-        return ""
-    a = a if a is not None else steps[-2]
-    b = b if b is not None else steps[-1]
+def _write(w: StoredWrite, decoder: Decoder) -> dict[str, Any]:
+    return {
+        "channel": w.channel,
+        "task_id": w.task_id,
+        "task_path": w.task_path,
+        "value": decoder.loads(w.type, w.data),
+    }
 
-    def select(name: str, chosen: int) -> str:
-        options = "".join(
-            f'<option value="{s}"{" selected" if s == chosen else ""}>step {s}</option>'
-            for s in steps
-        )
-        return f'<select name="{name}" aria-label="{name}">{options}</select>'
 
-    return (
-        f'<h2>Compare two steps</h2><form class="diff" method="get" '
-        f'action="{esc(path("runs", rid, "diff"))}">{select("a", a)} → {select("b", b)}'
-        f'<button type="submit">diff</button></form>'
+def _usage(run: RunInfo, head: Transcript | None) -> dict[str, Any]:
+    meta = run.metadata
+    usage: dict[str, Any] = {
+        "input_tokens": _number(meta.get("input_tokens")),
+        "output_tokens": _number(meta.get("output_tokens")),
+        "cost": _number(meta.get("cost_estimate_usd")),
+        "source": None,
+    }
+    if usage["input_tokens"] is None and usage["output_tokens"] is None and head is not None:
+        # LangChain messages carry their own usage (usage_metadata of AI messages).
+        found = [e.extra.get("usage_metadata") for e in head.entries]
+        counted = [u for u in found if isinstance(u, dict)]
+        if counted:
+            usage["input_tokens"] = sum(_number(u.get("input_tokens")) or 0 for u in counted)
+            usage["output_tokens"] = sum(_number(u.get("output_tokens")) or 0 for u in counted)
+            usage["source"] = "the messages' usage_metadata"
+    return usage
+
+
+def _archived(state: Any) -> int:
+    archive = state.get("archive") if isinstance(state, dict) else None
+    count = archive.get("messages") if isinstance(archive, dict) else None
+    return count if isinstance(count, int) else 0
+
+
+def _step_view(
+    run: RunInfo,
+    info: StepInfo,
+    state: Any,
+    previous: tuple[int, Any] | None,
+    decoder: Decoder,
+    thread: _Thread | None,
+) -> dict[str, Any]:
+    """A timeline step: the messages it added, else how it changed the state."""
+    entries: list[Entry] = []
+    changes: list[tuple[str, str, str]] = []
+    note = None
+    raw = stored_messages(run.kind, state)
+    old = stored_messages(run.kind, previous[1]) if previous else None
+    if raw is not None:
+        start = 0
+        if old is not None and len(raw) >= len(old) and raw[: len(old)] == old:
+            start = len(old)
+            if start == len(raw):
+                note = "no new messages"
+        elif old is not None:
+            start = max(0, len(raw) - TIMELINE_MESSAGES)
+            note = f"the message list was rewritten ({len(raw)} messages now; the last ones below)"
+        if len(raw) - start > TIMELINE_MESSAGES:
+            skipped = len(raw) - start - TIMELINE_MESSAGES
+            note = f"{skipped} earlier messages: see the state page"
+            start += skipped
+        found = transcript(run.kind, state, decoder, start=start)
+        entries = found.entries if found else []
+    elif previous is None:
+        note = "first kept state"
+    else:
+        ops = diff(previous[1], state)
+        changes = [
+            (op["op"], op["path"] or "/", _short(op["value"]) if "value" in op else "")
+            for op in ops[:STEP_CHANGES]
+        ]
+        more = f" (the first {STEP_CHANGES} below)" if len(ops) > STEP_CHANGES else ""
+        note = f"{len(ops)} change{'s' if len(ops) != 1 else ''} to the state{more}"
+    checkpoint = thread.by_step.get(info.step) if thread else None
+    fields: dict[str, Any] = {}
+    if checkpoint:
+        try:
+            meta = json.loads(checkpoint.metadata)
+        except ValueError:
+            meta = {}
+        if isinstance(meta, dict):
+            fields = {k: meta[k] for k in ("source", "step") if k in meta}
+    return {
+        "step": info.step,
+        "kind": info.kind,
+        "is_open": info.is_open,
+        "stored": info.stored_bytes,
+        "state": info.state_bytes,
+        "updated_at": info.updated_at,
+        "previous": previous[0] if previous else None,
+        "note": note,
+        "entries": entries,
+        "changes": changes,
+        "offset": _archived(state),
+        "checkpoint": checkpoint,
+        "checkpoint_fields": fields,
+        "writes": thread.writes.get(checkpoint.checkpoint_id, []) if thread and checkpoint else [],
+    }
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= SHORT_VALUE else text[: SHORT_VALUE - 1] + "…"
+
+
+def _pager(rid: UUID, steps: list[int], begin: int, end: int, live: bool) -> dict[str, Any] | None:
+    if len(steps) <= TIMELINE_STEPS:
+        return None
+
+    def at(position: int) -> str:
+        query: dict[str, Any] = {"from": steps[position]}
+        if live:
+            query["live"] = 1
+        return path("runs", rid, query=query) + "#timeline"
+
+    last_page = max(0, len(steps) - TIMELINE_STEPS)
+    return {
+        "first": steps[begin],
+        "last": steps[end - 1],
+        "from_index": begin + 1,
+        "to_index": end,
+        "oldest": at(0) if begin > 0 else None,
+        "older": at(max(0, begin - TIMELINE_STEPS)) if begin > 0 else None,
+        "newer": at(min(last_page, end)) if end < len(steps) else None,
+        "newest": at(last_page) if end < len(steps) else None,
+    }
+
+
+def run_page(view: View, run_id: str, query: Mapping[str, str] | None = None) -> str:
+    """A run: recovery, its record, storage charts, a page of its timeline, its config."""
+    query = query or {}
+    rid = as_run_id(run_id)
+    store = view.store
+    run = store.get_run(rid)
+    summary = run_summaries(store, run_id=rid, limit=1)[0]
+    infos = store.steps(rid)
+    steps = [i.step for i in infos]
+    blobs = Blobs(store, rid)
+    decoder = _decoder(blobs)
+
+    # The page of the timeline: TIMELINE_STEPS kept steps from ?from= (default: the newest).
+    wanted = _int(query, "from")
+    begin = max(0, len(steps) - TIMELINE_STEPS)
+    if wanted is not None:
+        begin = next((i for i, s in enumerate(steps) if s >= wanted), begin)
+    end = min(len(steps), begin + TIMELINE_STEPS)
+    window = kept_window(store, rid, steps[max(0, begin - 1)], steps[end - 1]) if steps else []
+    states = {k.step: k.state for k in window}
+    head_state = states.get(steps[-1]) if steps else None
+    if steps and steps[-1] not in states:
+        latest = stored_state(store, rid)
+        head_state = latest.state if latest else None
+
+    layout = kinds.kind_of(run.kind, head_state)
+    thread = _thread(view, run, decoder, siblings=True) if run.kind == kinds.LANGGRAPH else None
+    head = transcript(run.kind, head_state, decoder) if head_state is not None else None
+    pending_channels = (
+        [w["channel"] for w in thread.writes.get(thread.checkpoint_id, [])]
+        if thread and thread.checkpoint_id
+        else []
     )
+    assessment = assess(
+        run,
+        head,
+        now=datetime.now(UTC),
+        orphan_after=view.orphan_after,
+        archived=_archived(head_state),
+        pending_channels=pending_channels,
+    )
+
+    timeline = []
+    for position in range(begin, end):
+        info = infos[position]
+        before = infos[position - 1].step if position > 0 else None
+        previous = (before, states[before]) if before is not None and before in states else None
+        timeline.append(_step_view(run, info, states[info.step], previous, decoder, thread))
+
+    live = query.get("live") == "1" and run.status == "active"
+    keep = {"from": query.get("from")} if query.get("from") else {}
+    title = kinds.title_of(run.kind, run.metadata)
+    return render(
+        "run.html",
+        title=title or f"{_TITLES.get(layout, 'Run')} {rid}",
+        subtitle=(f"{_TITLES.get(layout, 'Run')} · run {rid}" if title else None),
+        store=view.label,
+        crumbs=[],
+        refresh=LIVE_SECONDS if live else None,
+        live_href=path("runs", rid, query=keep | {"live": 1}),
+        stop_href=path("runs", rid, query=keep),
+        run=run,
+        layout=layout,
+        summary=summary,
+        per_step=round(summary.bytes_per_step) if summary.bytes_per_step else None,
+        assessment=assessment,
+        usage=_usage(run, head),
+        thread=thread,
+        session_id=run.metadata.get("session_id") if run.kind == kinds.SESSION else None,
+        last_writes=thread.writes.get(thread.checkpoint_id, [])
+        if thread and thread.checkpoint_id
+        else [],
+        blobs=blobs,
+        stored_chart=stored_bytes_chart(
+            [StepSize(i.step, i.kind, i.stored_bytes, i.state_bytes) for i in infos]
+        ),
+        growth_chart=growth_chart(
+            [StepSize(i.step, i.kind, i.stored_bytes, i.state_bytes) for i in infos]
+        ),
+        kept=len(steps),
+        bar_group=group_size(len(steps)),
+        pager=_pager(rid, steps, begin, end, live),
+        timeline=timeline,
+        answered=head.answered() | _inline_answers(head) if head else set(),
+        steps=steps,
+    )
+
+
+def _inline_answers(found: Transcript) -> set[str]:
+    return {c.call_id for e in found.entries for c in e.calls if c.has_result and c.call_id}
+
+
+# -- the state at a step -----------------------------------------------------------------
+
+
+def _fork_command(view: View, run: RunInfo, step: int) -> tuple[str, str | None]:
+    url, note = view.url_for_commands()
+    command = f"agentckpt --url {url} fork {run.run_id} --step {step}"
+    return command, note
 
 
 def step_page(view: View, run_id: str, step: int) -> str:
-    """The state of a run at one kept step: its messages and the whole JSON document."""
+    """The state of a run at one kept step: its messages, the whole state, and how to
+    fork from it."""
     rid = as_run_id(run_id)
-    checkpoint = stored_state(view.store, rid, step)
-    infos = view.store.steps(rid)
-    steps = [i.step for i in infos]
+    store = view.store
+    run = store.get_run(rid)
+    checkpoint = stored_state(store, rid, step)
     assert checkpoint is not None  # a named step is found or raises
+    infos = store.steps(rid)
+    steps = [i.step for i in infos]
     position = steps.index(step)
-    nav = []
-    if position > 0:
-        nav.append(link(path("runs", rid, "steps", steps[position - 1]), "← previous"))
-        nav.append(
-            link(
-                path("runs", rid, "diff", query={"a": steps[position - 1], "b": step}),
-                "diff from previous",
-            )
+    blobs = Blobs(store, rid)
+    decoder = _decoder(blobs)
+    state = checkpoint.state
+    found = transcript(run.kind, state, decoder)
+    layout = kinds.kind_of(run.kind, state)
+    thread = _thread(view, run, decoder, siblings=False) if layout == kinds.LANGGRAPH else None
+    here = thread.by_step.get(step) if thread else None
+    command, note = _fork_command(view, run, step)
+    if thread and here:
+        config = {
+            "configurable": {
+                "thread_id": thread.thread_id,
+                "checkpoint_ns": thread.namespace,
+                "checkpoint_id": here.checkpoint_id,
+            }
+        }
+        command = (
+            f"# LangGraph's own time travel (a new branch of the thread):\n"
+            f"graph.invoke(None, {json.dumps(config)})\n"
+            f"# or a copy of this state as a new agentckpt run (not a LangGraph thread):\n"
+            f"{command}"
         )
-    if position + 1 < len(steps):
-        nav.append(link(path("runs", rid, "steps", steps[position + 1]), "next →"))
-    info = infos[position]
-    facts = _facts(
-        [
-            ("kind", esc(info.kind) + (" (open)" if info.is_open else "")),
-            ("parent step", esc(info.parent_step)),
-            ("stored", size(info.stored_bytes) + f" ({esc(info.codec)})"),
-            ("state", size(info.state_bytes)),
-            ("writes", esc(info.write_version)),
-            ("checksum", f'<span class="mono">{esc(info.checksum)}</span>'),
-            ("updated", when(info.updated_at)),
-        ]
+    title = kinds.title_of(run.kind, run.metadata)
+    return render(
+        "step.html",
+        title=f"Step {step}",
+        subtitle=(title + " · " if title else "") + f"run {rid}",
+        store=view.label,
+        crumbs=[(path("runs", rid), title or f"run {str(rid)[:8]}")],
+        refresh=None,
+        run_id=rid,
+        info=infos[position],
+        previous=steps[position - 1] if position > 0 else None,
+        next=steps[position + 1] if position + 1 < len(steps) else None,
+        checkpoint=here,
+        fork_command=command,
+        fork_note=note,
+        writes_here=thread.writes.get(here.checkpoint_id, []) if thread and here else [],
+        transcript=found,
+        answered=(found.answered() | _inline_answers(found)) if found else set(),
+        offset=_archived(state),
+        blobs=blobs,
+        decoded=decoder.tree(state) if layout == kinds.LANGGRAPH else None,
+        state=state,
     )
-    messages = messages_of(checkpoint.state)
-    conversation = (
-        f"<h2>Messages ({len(messages)})</h2>{messages_html(rid, messages)}"
-        if messages is not None
-        else ""
-    )
-    body = (
-        f'<p>{" · ".join(nav)}</p><section class="card">{facts}</section>{conversation}'
-        f"<h2>State</h2>{pretty_json(checkpoint.state)}"
-    )
-    crumbs = [(path("runs", rid), f"run {str(rid)[:8]}")]
-    return page(f"Step {step}", body, store=view.label, crumbs=crumbs)
+
+
+# -- a diff ------------------------------------------------------------------------------
+
+
+_MISSING = object()
+
+
+def _at(doc: Any, pointer: str) -> Any:
+    """The value at a JSON Pointer, or _MISSING."""
+    if pointer == "":
+        return doc
+    node = doc
+    for token in pointer.split("/")[1:]:
+        token = token.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and token in node:
+            node = node[token]
+        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+            node = node[int(token)]
+        else:
+            return _MISSING
+    return node
+
+
+def _sides(before: Any, ops: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each op with the value at its path before and after it, applied one by one."""
+    rows = []
+    working = before
+    for op in ops[:DIFF_OPS]:
+        old = _at(working, op["path"])
+        if op["op"] in ("move", "copy"):
+            old_source = _at(working, op["from"])
+        working = apply(working, [op])
+        if "value" in op:
+            new = op["value"]  # add and replace (an append's path "/-" names no element)
+        else:
+            new = _at(working, op["path"]) if op["op"] != "remove" else _MISSING
+        if op["op"] == "move":
+            old = old_source
+        rows.append(
+            {
+                "op": op["op"],
+                "path": op["path"],
+                "source": op.get("from"),
+                "has_before": old is not _MISSING and op["op"] != "add",
+                "before": None if old is _MISSING else old,
+                "has_after": new is not _MISSING,
+                "after": None if new is _MISSING else new,
+            }
+        )
+    return rows
 
 
 def diff_page(view: View, run_id: str, query: Mapping[str, str]) -> str:
-    """The JSON Patch from the state at step ``a`` to the state at step ``b``."""
+    """The JSON Patch from the state at step ``a`` to the state at step ``b``, each
+    operation with the value before it and after it."""
     rid = as_run_id(run_id)
-    steps = [info.step for info in view.store.steps(rid)]
+    store = view.store
+    run = store.get_run(rid)
+    steps = [info.step for info in store.steps(rid)]
     a, b = _int(query, "a"), _int(query, "b")
     if a is None or b is None:
         if len(steps) < 2:
@@ -320,23 +668,22 @@ def diff_page(view: View, run_id: str, query: Mapping[str, str]) -> str:
     before = _state(view, rid, a)
     after = _state(view, rid, b)
     ops = diff(before, after)
-    rows = [
-        (
-            f'<span class="op-{esc(op["op"])}">{esc(op["op"])}</span>',
-            f'<span class="mono">{esc(op["path"])}</span>'
-            + (f' <span class="note">from {esc(op["from"])}</span>' if "from" in op else ""),
-            json_html(op["value"]) if "value" in op else "",
-        )
-        for op in ops
-    ]
-    patch_size = len(json.dumps(ops, ensure_ascii=False).encode())
-    body = (
-        _diff_form(rid, steps, a, b)
-        + f'<p class="note">{len(ops)} operations, {esc(human_bytes(patch_size))} as JSON '
-        f"(RFC 6902).</p>" + table(("op", "path", "value"), rows)
+    title = kinds.title_of(run.kind, run.metadata)
+    return render(
+        "diff.html",
+        title=f"Diff: step {a} → step {b}",
+        subtitle=(title + " · " if title else "") + f"run {rid}",
+        store=view.label,
+        crumbs=[(path("runs", rid), title or f"run {str(rid)[:8]}")],
+        refresh=None,
+        run_id=rid,
+        steps=steps,
+        a=a,
+        b=b,
+        ops=_sides(before, ops),
+        patch_bytes=len(json.dumps(ops, ensure_ascii=False).encode()),
+        blobs=Blobs(store, rid),
     )
-    crumbs = [(path("runs", rid), f"run {str(rid)[:8]}")]
-    return page(f"Diff: step {a} → step {b}", body, store=view.label, crumbs=crumbs)
 
 
 def _state(view: View, rid: Any, step: int) -> Any:
@@ -347,6 +694,12 @@ def _state(view: View, rid: Any, step: int) -> Any:
 
 def error_page(label: str, status: int, message: str) -> str:
     """A page that says what went wrong."""
-    back = link("/", "All runs")
-    body = f'<section class="card error"><p>{esc(message)}</p><p>{back}</p></section>'
-    return page(f"{status}", body, store=label)
+    return render(
+        "error.html",
+        title=str(status),
+        subtitle=None,
+        store=label,
+        crumbs=[],
+        refresh=None,
+        message=message,
+    )

@@ -8,8 +8,10 @@ Safety, in layers:
   ``Authorization: Bearer``.
 - Without a token it answers only requests whose Host is a loopback name, so a web page
   elsewhere cannot reach it through DNS rebinding.
-- Every piece of stored data is escaped (see ``markup``), and a Content-Security-Policy
-  forbids scripts and any asset from another origin.
+- Every piece of stored data is escaped (Jinja2 with autoescaping, see ``render``), and
+  a Content-Security-Policy forbids scripts and any asset from another origin.
+- A blob is always sent as an attachment, with the content type its bytes show (JSON,
+  text, PNG, ...), ``nosniff`` and a sandboxing policy: never rendered as a page here.
 """
 
 from __future__ import annotations
@@ -28,7 +30,9 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from agentckpt.errors import AgentckptError, CorruptDataError, InvalidValueError, NotFoundError
-from agentckpt.inspector import pages
+from agentckpt.inspector import pages, render
+from agentckpt.inspector.blobs import sniff
+from agentckpt.ops.views import ORPHAN_AFTER_SECONDS
 from agentckpt.store.store import Store, as_run_id
 
 log = logging.getLogger("agentckpt.inspector")
@@ -66,9 +70,18 @@ class InspectorServer(ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(
-        self, address: tuple[str, int], store: Store, *, token: str | None, label: str
+        self,
+        address: tuple[str, int],
+        store: Store,
+        *,
+        token: str | None,
+        label: str,
+        orphan_after: float = ORPHAN_AFTER_SECONDS,
+        command_url: str | None = None,
     ) -> None:
-        self.view = pages.View(store=store, label=label)
+        self.view = pages.View(
+            store=store, label=label, orphan_after=orphan_after, command_url=command_url
+        )
         self.token = token
         if ":" in address[0]:
             self.address_family = socket.AF_INET6
@@ -92,14 +105,28 @@ def make_server(
     port: int = 8765,
     token: str | None = None,
     label: str | None = None,
+    orphan_after: float = ORPHAN_AFTER_SECONDS,
+    command_url: str | None = None,
 ) -> InspectorServer:
     """A server for ``store`` (not yet serving: call ``serve_forever()``).
 
-    Raises ValueError for a non-loopback ``host`` without a ``token``.
+    ``orphan_after`` is the heartbeat silence (seconds) that flags an active conversation
+    as an orphan; ``command_url`` the ``--url`` the pages put in commands they suggest
+    (default: the SQLite file's URL; never a PostgreSQL URL, which may hold a password).
+    Raises ValueError for a non-loopback ``host`` without a ``token``, and
+    ConfigurationError naming the ``inspector`` extra when Jinja2 is not installed.
     """
     if not is_loopback(host) and not token:
         raise ValueError(f"refusing to serve on {host} without an access token")
-    return InspectorServer((host, port), store, token=token, label=label or store.backend.dialect)
+    render.require()
+    return InspectorServer(
+        (host, port),
+        store,
+        token=token,
+        label=label or store.backend.dialect,
+        orphan_after=orphan_after,
+        command_url=command_url,
+    )
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -235,7 +262,7 @@ class Handler(BaseHTTPRequestHandler):
         view = self.server.view
         routes: list[tuple[str, Callable[[re.Match[str]], None]]] = [
             (r"/", lambda m: self._html(200, pages.index(view, query))),
-            (rf"/runs/{_RUN}", lambda m: self._html(200, pages.run_page(view, m["run"]))),
+            (rf"/runs/{_RUN}", lambda m: self._html(200, pages.run_page(view, m["run"], query))),
             (
                 rf"/runs/{_RUN}/steps/(?P<step>-?\d+)",
                 lambda m: self._html(200, pages.step_page(view, m["run"], int(m["step"]))),
@@ -270,10 +297,16 @@ class Handler(BaseHTTPRequestHandler):
         rid = as_run_id(match["run"])
         ref = {"$blob": f"sha256:{digest}", "uri": f"db:sha256:{digest}", "size": 0, "codec": ""}
         data = self.server.view.store.get_blob(rid, ref)
-        # An attachment with nosniff: a blob is never rendered as a page of this origin.
+        content = sniff(data)
+        # An attachment with nosniff and a sandbox: never rendered as a page of this origin.
         self._send(
             200,
             data,
-            "application/octet-stream",
-            headers={"Content-Disposition": f'attachment; filename="{digest[:16]}.bin"'},
+            content.content_type,
+            headers={
+                "Content-Disposition": (
+                    f'attachment; filename="{digest[:16]}.{content.extension}"'
+                ),
+                "Content-Security-Policy": "default-src 'none'; sandbox",
+            },
         )

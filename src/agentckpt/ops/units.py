@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-__all__ = ["human_age", "human_bytes"]
+__all__ = ["human_age", "human_bytes", "human_duration"]
 
 
 def human_bytes(count: int | None) -> str:
@@ -28,3 +28,16 @@ def human_age(when: datetime | None, now: datetime | None = None) -> str:
         if seconds >= size:
             return f"{int(seconds // size)}{unit} ago"
     return f"{int(seconds)}s ago"
+
+
+def human_duration(seconds: float) -> str:
+    """A length of time in its two largest units: ``42s``, ``3m 5s``, ``5h 2m``, ``12d 3h``."""
+    total = int(max(0.0, seconds))
+    parts: list[str] = []
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
+        if total >= size or (unit == "s" and not parts):
+            parts.append(f"{total // size}{unit}")
+            total %= size
+        if len(parts) == 2:
+            break
+    return " ".join(parts)

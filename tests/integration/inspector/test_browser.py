@@ -2,6 +2,8 @@
 
 It runs the real ``agentckpt inspect`` command and a real browser. Every request the
 browser makes is recorded: all must go to the inspector itself (no CDN, works offline).
+The second test photographs a page of every kind (the pictures of docs/inspector.md,
+``screenshot.py``) and checks what each shows.
 """
 
 from __future__ import annotations
@@ -10,9 +12,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import pytest
+
 from tests.integration.inspector.browser import browser_page
 from tests.integration.inspector.conftest import start_inspect, stop
 from tests.integration.inspector.png import colors
+from tests.integration.inspector.screenshot import SHOTS, take_all
 from tests.support.sample_store import SCRIPT, populate
 
 
@@ -43,7 +48,7 @@ def test_inspector_in_a_real_browser(sqlite_url: str, tmp_path: Path) -> None:
 
             page.goto(base)
             assert page.locator("h1").inner_text() == "Runs and conversations"
-            assert page.locator("tbody tr").count() == 3
+            assert page.locator("table.runs tbody tr").count() == 3
 
             page.get_by_role("link", name=str(sample.conversation)).click()
             page.wait_for_url(f"**/runs/{sample.conversation}")
@@ -81,3 +86,14 @@ def test_inspector_in_a_real_browser(sqlite_url: str, tmp_path: Path) -> None:
     assert foreign == []
     assert dialogs == []
     assert errors == []
+
+
+def test_a_page_of_every_kind_in_a_real_browser(tmp_path: Path) -> None:
+    pytest.importorskip("langgraph", reason="pip install 'agentckpt[langgraph]'")
+    pytest.importorskip("agents", reason="pip install 'agentckpt[openai-agents]'")
+    texts = take_all(tmp_path, demo=False)
+    assert set(texts) == {shot.name for shot in SHOTS}
+    for shot in SHOTS:
+        assert (tmp_path / shot.name).stat().st_size > 10_000, shot.name
+    # The filtered list of 10,000 runs counts what matches, not the whole store.
+    assert "of 10,007 runs match" in texts["inspector-list.png"]

@@ -47,7 +47,7 @@ def test_index_lists_runs_with_status_and_size(served: Served) -> None:
     for rid in (served.sample.conversation, served.sample.worker, served.sample.empty):
         assert f'href="/runs/{rid}"' in body
     assert "completed" in body
-    assert "3 runs in this store" in body
+    assert "<strong>3</strong> runs in this store" in body
     assert re.search(r"\d+(\.\d)? KB", body)
     only = fetch(served.base + "?kind=conversation").body
     assert str(served.sample.conversation) in only
@@ -86,7 +86,7 @@ def test_user_data_is_escaped(served: Served) -> None:
         body = fetch(address).body
         assert "<script" not in body.lower(), name
     step = fetch(f"{served.base}runs/{served.sample.conversation}/steps/12").body
-    assert "&lt;script&gt;alert(&#x27;pwned&#x27;)&lt;/script&gt;" in step
+    assert "&lt;script&gt;alert(&#39;pwned&#39;)&lt;/script&gt;" in step
     assert SCRIPT not in step
 
 
@@ -194,3 +194,36 @@ def cli_migrate(url: str) -> bool:
     from agentckpt.cli import main
 
     return main(["--url", url, "migrate", "--json"]) == 0
+
+
+def test_counts_match_the_filter(served: Served) -> None:
+    body = fetch(served.base + "?status=active&agent=planner").body
+    assert "<strong>1</strong> of 3 runs match" in body
+    assert body.count('<tr>\n  <td><a class="mono" href="/runs/') == 1
+    assert f'href="/runs/{served.sample.conversation}"' in body
+    completed = fetch(served.base + "?status=completed").body
+    assert "<strong>1</strong> of 3 runs match" in completed
+    assert f'href="/runs/{served.sample.worker}"' in completed
+
+
+def test_text_blobs_download_as_text(served: Served) -> None:
+    rid, digest = served.sample.conversation, served.sample.blob_digest
+    blob = fetch(f"{served.base}runs/{rid}/blobs/{digest}")
+    assert blob.headers["Content-Type"] == "text/plain; charset=utf-8"
+    assert blob.headers["Content-Disposition"] == f'attachment; filename="{digest[:16]}.txt"'
+    run = fetch(f"{served.base}runs/{rid}").body
+    assert "weather report line" in run  # shown inline on the run's page
+
+
+def test_without_jinja2_the_inspector_names_its_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    from agentckpt.errors import ConfigurationError
+    from agentckpt.inspector import render
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "jinja2" else real(name, *a)
+    )
+    with pytest.raises(ConfigurationError, match=r"pip install 'agentckpt\[inspector\]'"):
+        render.require()

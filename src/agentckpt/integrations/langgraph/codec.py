@@ -14,7 +14,9 @@ op even though LangGraph's messages are objects: each item that is not exact JSO
 ``blob_threshold`` bytes moves to the blob table and leaves a reference
 (``{"$serde": [type, ref]}`` or ``{"$text": ref}``). Only a value or list item that is
 a one-key object with one of those two keys is read as a wrapper, and the encoder wraps
-any plain value of that shape, so every JSON value round-trips.
+any plain value of that shape, so every JSON value round-trips. The layout's facts (the
+wrapper keys, what is a wrapper) live in :mod:`agentckpt.ops.kinds`, which the inspector
+reads stored threads with.
 """
 
 from __future__ import annotations
@@ -29,12 +31,9 @@ from agentckpt._core.codec import DEFAULT_LIMITS, Limits, decode, encode_trusted
 from agentckpt._core.writes import BlobRow
 from agentckpt.errors import CorruptDataError, InvalidValueError
 from agentckpt.integrations.langgraph.records import PendingWrite
+from agentckpt.ops.kinds import SERDE_KEY, TEXT_KEY, is_wrapper, wrapper_refs
 
 __all__ = ["DEFAULT_BLOB_THRESHOLD", "CheckpointCodec", "Serde"]
-
-SERDE_KEY = "$serde"
-TEXT_KEY = "$text"
-_RESERVED = frozenset({SERDE_KEY, TEXT_KEY})
 
 # The design's default: values past 4 KB leave the state for the blob table.
 DEFAULT_BLOB_THRESHOLD = 4096
@@ -46,10 +45,6 @@ class Serde(Protocol):
     def dumps_typed(self, obj: Any) -> tuple[str, bytes]: ...
 
     def loads_typed(self, data: tuple[str, bytes]) -> Any: ...
-
-
-def _reserved(value: Any) -> bool:
-    return type(value) is dict and len(value) == 1 and next(iter(value)) in _RESERVED
 
 
 def _blob(data: bytes, blobs: dict[str, BlobRow]) -> dict[str, Any]:
@@ -120,7 +115,7 @@ class CheckpointCodec:
 
     def _plain(self, value: Any, *, depth: int) -> bool:
         """True if ``value`` is stored as JSON: exact, not too deep, not wrapper-shaped."""
-        if _reserved(value):
+        if is_wrapper(value):
             return False
         try:
             validate(value, limits=Limits(max_depth=max(1, self.limits.max_depth - depth)))
@@ -182,7 +177,7 @@ class CheckpointCodec:
         return self.serde.loads_typed((write.type, write.payload))
 
     def _unwrap(self, value: Any, blobs: Mapping[str, bytes]) -> Any:
-        if not _reserved(value):
+        if not is_wrapper(value):
             return value
         if TEXT_KEY in value:
             return self._blob_bytes(value[TEXT_KEY], blobs).decode("utf-8")
@@ -202,21 +197,10 @@ class CheckpointCodec:
         """The blobs a stored state refers to."""
         if type(state) is not dict:
             return
-        yield from _refs(state.get("checkpoint"))
+        yield from wrapper_refs(state.get("checkpoint"))
         values = state.get("values")
         if type(values) is dict:
             for value in values.values():
                 items: Iterable[Any] = value if type(value) is list else (value,)
                 for item in items:
-                    yield from _refs(item)
-
-
-def _refs(value: Any) -> Iterator[BlobRef]:
-    if not _reserved(value):
-        return
-    if TEXT_KEY in value:
-        yield BlobRef.from_json(value[TEXT_KEY])
-        return
-    wrapped = value[SERDE_KEY]
-    if type(wrapped) is list and len(wrapped) == 2 and is_ref(wrapped[1]):
-        yield BlobRef.from_json(wrapped[1])
+                    yield from wrapper_refs(item)

@@ -18,11 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 from uuid import UUID
 
-import zstandard
-
 from agentckpt._core.blobs import BlobRef
 from agentckpt._core.writes import BlobRow
-from agentckpt.errors import CorruptDataError, InvalidValueError
+from agentckpt.errors import InvalidValueError
+from agentckpt.ops.kinds import pack_payload, unpack_payload
 
 __all__ = [
     "BlobCache",
@@ -158,31 +157,6 @@ def matches(metadata: Mapping[str, Any], wanted: Mapping[str, Any] | None) -> bo
     if not wanted:
         return True
     return all(metadata.get(key, _MISSING) == value for key, value in wanted.items())
-
-
-# Pending writes are usually a few dozen bytes; zstd only pays from about this size.
-_MIN_COMPRESS = 128
-
-
-def pack_payload(data: bytes) -> tuple[str, bytes]:
-    """``(codec, stored bytes)`` of a pending write: zstd when that is smaller."""
-    if len(data) >= _MIN_COMPRESS:
-        packed = zstandard.compress(data, 3)
-        if len(packed) < len(data):
-            return "zstd", packed
-    return "none", data
-
-
-def unpack_payload(codec: str, stored: bytes, *, where: str) -> bytes:
-    """Inverse of :func:`pack_payload`; ``where`` names the row if it fails."""
-    if codec == "none":
-        return bytes(stored)
-    if codec == "zstd":
-        try:
-            return zstandard.decompress(stored)
-        except zstandard.ZstdError as exc:
-            raise CorruptDataError(f"{where}: zstd payload does not decompress: {exc}") from exc
-    raise CorruptDataError(f"{where}: unknown payload codec {codec!r}")
 
 
 class BlobCache:

@@ -52,6 +52,7 @@ from agentckpt.integrations.langgraph.records import check_text, thread_run_id
 from agentckpt.integrations.langgraph.step_index import StepIndex
 from agentckpt.integrations.langgraph.step_index_async import AsyncStepIndex
 from agentckpt.integrations.langgraph.versions import Version, next_version
+from agentckpt.ops import kinds
 from agentckpt.store.store import Store
 from agentckpt.store.store_async import AsyncStore
 
@@ -63,7 +64,7 @@ __all__ = [
     "PruneStrategyError",
 ]
 
-RUN_KIND = "langgraph"
+RUN_KIND = kinds.LANGGRAPH
 """The ``kind`` of the runs that store LangGraph threads."""
 
 DEFAULT_POLICY = SnapshotPolicy(interval=100, prune=False)

@@ -38,13 +38,14 @@ from agents.memory.session_settings import (
 from agentckpt._core.codec import validate
 from agentckpt._core.policy import SnapshotPolicy
 from agentckpt.errors import ConfigurationError, RunNotFoundError, StaleHeadError
+from agentckpt.ops import kinds
 from agentckpt.store.store import Store
 
 __all__ = ["RUN_KIND", "AgentckptSession", "session_run_id"]
 
 T = TypeVar("T")
 
-RUN_KIND = "session"
+RUN_KIND = kinds.SESSION
 """The ``kind`` of the runs that store Agents SDK sessions."""
 
 # Fixed forever: a session id must map to the same run in every process and version.

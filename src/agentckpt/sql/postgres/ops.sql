@@ -184,3 +184,117 @@ WHERE r.kind = %(kind)s
   AND (%(after)s::uuid IS NULL OR r.run_id > %(after)s::uuid)
 ORDER BY r.run_id
 LIMIT %(limit)s;
+
+-- Pages of runs (agentckpt.ops.views.page_runs): the filter, a keyset cursor on
+-- (updated_at, run_id) descending, one page with sizes and recovery flags, and how many
+-- runs match the filter (on every row; on a single row of NULLs past the last page).
+-- The filter block is the same in ops_run_page and ops_usage_by_day. No index serves the
+-- order: the per-commit update of a run's row touches no index (see schema.sql), and a
+-- sort of the matching (updated_at, run_id) pairs is what each page costs.
+
+-- name: ops_run_page
+WITH matching AS (
+    SELECT r.run_id, r.updated_at FROM runs r
+    WHERE (%(kind)s::text IS NULL OR r.kind = %(kind)s)
+      AND (%(status)s::text IS NULL OR r.status = %(status)s)
+      AND (%(agent_id)s::text IS NULL OR r.agent_id = %(agent_id)s)
+      AND (%(search)s::text IS NULL
+           OR lower(r.run_id::text) LIKE %(search)s ESCAPE '\'
+           OR lower(r.agent_id) LIKE %(search)s ESCAPE '\'
+           OR lower(coalesce(r.metadata->>'thread_id', '')) LIKE %(search)s ESCAPE '\'
+           OR lower(coalesce(r.metadata->>'session_id', '')) LIKE %(search)s ESCAPE '\')
+      AND (%(updated_within)s::float8 IS NULL
+           OR r.updated_at >= now() - make_interval(secs => %(updated_within)s::float8))
+      AND (%(idle_seconds)s::float8 IS NULL
+           OR r.updated_at < now() - make_interval(secs => %(idle_seconds)s::float8))
+      AND (%(flag)s::text IS NULL
+           OR (%(flag)s IN ('open-turn', 'attention') AND r.head_open)
+           OR (%(flag)s IN ('lease-expired', 'attention')
+               AND r.status = 'active' AND r.lease_expires_at < now())
+           OR (%(flag)s IN ('orphan', 'attention')
+               AND r.kind = 'conversation' AND r.status = 'active'
+               AND r.heartbeat_at < now() - make_interval(secs => %(orphan_after)s::float8)))
+),
+page AS (
+    SELECT run_id, updated_at FROM matching
+    WHERE %(after_updated_at)s::timestamptz IS NULL
+       OR (updated_at, run_id) < (%(after_updated_at)s::timestamptz, %(after_run_id)s::uuid)
+    ORDER BY updated_at DESC, run_id DESC
+    LIMIT %(limit)s
+)
+SELECT c.matching_runs, r.run_id, r.kind, r.agent_id, r.status, r.head_step, r.head_open,
+       r.snapshot_step, r.lease_owner, r.lease_expires_at, r.lease_epoch, r.heartbeat_at,
+       r.created_at, r.updated_at, r.parent_run_id, r.parent_step, r.error,
+       r.metadata::text AS metadata, octet_length(r.config) AS config_bytes,
+       (r.status = 'active' AND r.lease_expires_at < now()) AS lease_expired,
+       (r.kind = 'conversation' AND r.status = 'active'
+        AND r.heartbeat_at < now() - make_interval(secs => %(orphan_after)s::float8)) AS orphaned,
+       (SELECT count(*) FROM steps s WHERE s.run_id = r.run_id) AS step_rows,
+       (SELECT coalesce(sum(octet_length(s.payload)), 0)::bigint
+          FROM steps s WHERE s.run_id = r.run_id) AS step_bytes,
+       (SELECT count(*) FROM blobs b WHERE b.run_id = r.run_id) AS blob_rows,
+       (SELECT coalesce(sum(octet_length(b.data)), 0)::bigint
+          FROM blobs b WHERE b.run_id = r.run_id) AS blob_bytes,
+       (SELECT count(*) FROM history h WHERE h.run_id = r.run_id) AS history_rows,
+       (SELECT coalesce(sum(octet_length(h.payload)), 0)::bigint
+          FROM history h WHERE h.run_id = r.run_id) AS history_bytes,
+       (SELECT count(*) FROM effects e WHERE e.run_id = r.run_id) AS effect_rows,
+       (SELECT count(*) FROM events v WHERE v.run_id = r.run_id) AS event_rows,
+       (SELECT count(*) FROM run_threads t WHERE t.run_id = r.run_id)
+       + (SELECT count(*) FROM step_index i WHERE i.run_id = r.run_id)
+       + (SELECT count(*) FROM step_writes w WHERE w.run_id = r.run_id) AS framework_rows
+FROM (SELECT count(*) AS matching_runs FROM matching) c
+LEFT JOIN page p ON true
+LEFT JOIN runs r ON r.run_id = p.run_id
+ORDER BY p.updated_at DESC, p.run_id DESC;
+
+-- name: ops_usage_by_day
+-- Tokens and cost of the runs that match the filter (the filter of ops_run_page), by
+-- agent and the day (UTC) each run was created, newest day first. Only numbers count.
+WITH matching AS (
+    SELECT r.agent_id, r.created_at, r.metadata FROM runs r
+    WHERE (%(kind)s::text IS NULL OR r.kind = %(kind)s)
+      AND (%(status)s::text IS NULL OR r.status = %(status)s)
+      AND (%(agent_id)s::text IS NULL OR r.agent_id = %(agent_id)s)
+      AND (%(search)s::text IS NULL
+           OR lower(r.run_id::text) LIKE %(search)s ESCAPE '\'
+           OR lower(r.agent_id) LIKE %(search)s ESCAPE '\'
+           OR lower(coalesce(r.metadata->>'thread_id', '')) LIKE %(search)s ESCAPE '\'
+           OR lower(coalesce(r.metadata->>'session_id', '')) LIKE %(search)s ESCAPE '\')
+      AND (%(updated_within)s::float8 IS NULL
+           OR r.updated_at >= now() - make_interval(secs => %(updated_within)s::float8))
+      AND (%(idle_seconds)s::float8 IS NULL
+           OR r.updated_at < now() - make_interval(secs => %(idle_seconds)s::float8))
+      AND (%(flag)s::text IS NULL
+           OR (%(flag)s IN ('open-turn', 'attention') AND r.head_open)
+           OR (%(flag)s IN ('lease-expired', 'attention')
+               AND r.status = 'active' AND r.lease_expires_at < now())
+           OR (%(flag)s IN ('orphan', 'attention')
+               AND r.kind = 'conversation' AND r.status = 'active'
+               AND r.heartbeat_at < now() - make_interval(secs => %(orphan_after)s::float8)))
+)
+SELECT agent_id, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day,
+       count(*) AS runs,
+       coalesce(sum(CASE WHEN jsonb_typeof(metadata->'input_tokens') = 'number'
+                         THEN (metadata->>'input_tokens')::numeric END), 0) AS input_tokens,
+       coalesce(sum(CASE WHEN jsonb_typeof(metadata->'output_tokens') = 'number'
+                         THEN (metadata->>'output_tokens')::numeric END), 0) AS output_tokens,
+       coalesce(sum(CASE WHEN jsonb_typeof(metadata->'cost_estimate_usd') = 'number'
+                         THEN (metadata->>'cost_estimate_usd')::numeric END), 0) AS cost_usd
+FROM matching
+GROUP BY agent_id, day
+ORDER BY day DESC, agent_id
+LIMIT %(limit)s;
+
+-- name: ops_steps_window
+-- The kept steps from %(first)s to %(last)s with their payloads, starting at the newest
+-- snapshot at or before %(first)s, so the window's states rebuild from its own rows.
+SELECT step, parent_step, kind, is_open, codec, payload, state_version, write_version,
+       raw_bytes, state_bytes, checksum, created_at, updated_at
+FROM steps
+WHERE run_id = %(run_id)s
+  AND step >= coalesce((SELECT max(step) FROM steps
+                        WHERE run_id = %(run_id)s AND kind = 'snapshot'
+                          AND step <= %(first)s), %(first)s)
+  AND step <= %(last)s
+ORDER BY step;

@@ -176,3 +176,115 @@ WHERE r.kind = :kind
   AND (:after IS NULL OR r.run_id > :after)
 ORDER BY r.run_id
 LIMIT :limit;
+
+-- Pages of runs (agentckpt.ops.views.page_runs): the filter, a keyset cursor on
+-- (updated_at, run_id) descending, one page with sizes and recovery flags, and how many
+-- runs match the filter (on every row; on a single row of NULLs past the last page).
+-- The filter block is the same in ops_run_page and ops_usage_by_day.
+
+-- name: ops_run_page
+WITH matching AS (
+    SELECT r.run_id, r.updated_at FROM runs r
+    WHERE (:kind IS NULL OR r.kind = :kind)
+      AND (:status IS NULL OR r.status = :status)
+      AND (:agent_id IS NULL OR r.agent_id = :agent_id)
+      AND (:search IS NULL
+           OR lower(r.run_id) LIKE :search ESCAPE '\'
+           OR lower(r.agent_id) LIKE :search ESCAPE '\'
+           OR lower(coalesce(json_extract(r.metadata, '$.thread_id'), '')) LIKE :search ESCAPE '\'
+           OR lower(coalesce(json_extract(r.metadata, '$.session_id'), '')) LIKE :search ESCAPE '\')
+      AND (:updated_within IS NULL
+           OR r.updated_at >= strftime('%Y-%m-%dT%H:%M:%f', 'now', '-' || :updated_within || ' seconds'))
+      AND (:idle_seconds IS NULL
+           OR r.updated_at < strftime('%Y-%m-%dT%H:%M:%f', 'now', '-' || :idle_seconds || ' seconds'))
+      AND (:flag IS NULL
+           OR (:flag IN ('open-turn', 'attention') AND r.head_open = 1)
+           OR (:flag IN ('lease-expired', 'attention')
+               AND r.status = 'active' AND r.lease_expires_at < strftime('%Y-%m-%dT%H:%M:%f', 'now'))
+           OR (:flag IN ('orphan', 'attention')
+               AND r.kind = 'conversation' AND r.status = 'active'
+               AND r.heartbeat_at < strftime('%Y-%m-%dT%H:%M:%f', 'now', '-' || :orphan_after || ' seconds')))
+),
+page AS (
+    SELECT run_id, updated_at FROM matching
+    WHERE :after_updated_at IS NULL
+       OR (updated_at, run_id) < (strftime('%Y-%m-%dT%H:%M:%f', :after_updated_at), :after_run_id)
+    ORDER BY updated_at DESC, run_id DESC
+    LIMIT :limit
+)
+SELECT c.matching_runs, r.run_id, r.kind, r.agent_id, r.status, r.head_step, r.head_open,
+       r.snapshot_step, r.lease_owner, r.lease_expires_at, r.lease_epoch, r.heartbeat_at,
+       r.created_at, r.updated_at, r.parent_run_id, r.parent_step, r.error,
+       r.metadata AS metadata, length(r.config) AS config_bytes,
+       (r.status = 'active' AND r.lease_expires_at < strftime('%Y-%m-%dT%H:%M:%f', 'now'))
+         AS lease_expired,
+       (r.kind = 'conversation' AND r.status = 'active'
+        AND r.heartbeat_at < strftime('%Y-%m-%dT%H:%M:%f', 'now', '-' || :orphan_after || ' seconds'))
+         AS orphaned,
+       (SELECT count(*) FROM steps s WHERE s.run_id = r.run_id) AS step_rows,
+       (SELECT coalesce(sum(length(s.payload)), 0)
+          FROM steps s WHERE s.run_id = r.run_id) AS step_bytes,
+       (SELECT count(*) FROM blobs b WHERE b.run_id = r.run_id) AS blob_rows,
+       (SELECT coalesce(sum(length(b.data)), 0)
+          FROM blobs b WHERE b.run_id = r.run_id) AS blob_bytes,
+       (SELECT count(*) FROM history h WHERE h.run_id = r.run_id) AS history_rows,
+       (SELECT coalesce(sum(length(h.payload)), 0)
+          FROM history h WHERE h.run_id = r.run_id) AS history_bytes,
+       (SELECT count(*) FROM effects e WHERE e.run_id = r.run_id) AS effect_rows,
+       (SELECT count(*) FROM events v WHERE v.run_id = r.run_id) AS event_rows,
+       (SELECT count(*) FROM run_threads t WHERE t.run_id = r.run_id)
+       + (SELECT count(*) FROM step_index i WHERE i.run_id = r.run_id)
+       + (SELECT count(*) FROM step_writes w WHERE w.run_id = r.run_id) AS framework_rows
+FROM (SELECT count(*) AS matching_runs FROM matching) c
+LEFT JOIN page p ON 1
+LEFT JOIN runs r ON r.run_id = p.run_id
+ORDER BY p.updated_at DESC, p.run_id DESC;
+
+-- name: ops_usage_by_day
+-- Tokens and cost of the runs that match the filter (the filter of ops_run_page), by
+-- agent and the day (UTC) each run was created, newest day first. Only numbers count.
+WITH matching AS (
+    SELECT r.agent_id, r.created_at, r.metadata FROM runs r
+    WHERE (:kind IS NULL OR r.kind = :kind)
+      AND (:status IS NULL OR r.status = :status)
+      AND (:agent_id IS NULL OR r.agent_id = :agent_id)
+      AND (:search IS NULL
+           OR lower(r.run_id) LIKE :search ESCAPE '\'
+           OR lower(r.agent_id) LIKE :search ESCAPE '\'
+           OR lower(coalesce(json_extract(r.metadata, '$.thread_id'), '')) LIKE :search ESCAPE '\'
+           OR lower(coalesce(json_extract(r.metadata, '$.session_id'), '')) LIKE :search ESCAPE '\')
+      AND (:updated_within IS NULL
+           OR r.updated_at >= strftime('%Y-%m-%dT%H:%M:%f', 'now', '-' || :updated_within || ' seconds'))
+      AND (:idle_seconds IS NULL
+           OR r.updated_at < strftime('%Y-%m-%dT%H:%M:%f', 'now', '-' || :idle_seconds || ' seconds'))
+      AND (:flag IS NULL
+           OR (:flag IN ('open-turn', 'attention') AND r.head_open = 1)
+           OR (:flag IN ('lease-expired', 'attention')
+               AND r.status = 'active' AND r.lease_expires_at < strftime('%Y-%m-%dT%H:%M:%f', 'now'))
+           OR (:flag IN ('orphan', 'attention')
+               AND r.kind = 'conversation' AND r.status = 'active'
+               AND r.heartbeat_at < strftime('%Y-%m-%dT%H:%M:%f', 'now', '-' || :orphan_after || ' seconds')))
+)
+SELECT agent_id, substr(created_at, 1, 10) AS day, count(*) AS runs,
+       coalesce(sum(CASE WHEN json_type(metadata, '$.input_tokens') IN ('integer', 'real')
+                         THEN json_extract(metadata, '$.input_tokens') END), 0) AS input_tokens,
+       coalesce(sum(CASE WHEN json_type(metadata, '$.output_tokens') IN ('integer', 'real')
+                         THEN json_extract(metadata, '$.output_tokens') END), 0) AS output_tokens,
+       coalesce(sum(CASE WHEN json_type(metadata, '$.cost_estimate_usd') IN ('integer', 'real')
+                         THEN json_extract(metadata, '$.cost_estimate_usd') END), 0) AS cost_usd
+FROM matching
+GROUP BY agent_id, day
+ORDER BY day DESC, agent_id
+LIMIT :limit;
+
+-- name: ops_steps_window
+-- The kept steps from :first to :last with their payloads, starting at the newest
+-- snapshot at or before :first, so the window's states rebuild from its own rows.
+SELECT step, parent_step, kind, is_open, codec, payload, state_version, write_version,
+       raw_bytes, state_bytes, checksum, created_at, updated_at
+FROM steps
+WHERE run_id = :run_id
+  AND step >= coalesce((SELECT max(step) FROM steps
+                        WHERE run_id = :run_id AND kind = 'snapshot' AND step <= :first), :first)
+  AND step <= :last
+ORDER BY step;
