@@ -14,7 +14,19 @@ import sys
 from collections.abc import Sequence
 
 from agentckpt._version import __version__
-from agentckpt.cli import bench, demo, doctor, extras, manage, migrate, runs, stats, transfer, web
+from agentckpt.cli import (
+    bench,
+    demo,
+    doctor,
+    extras,
+    manage,
+    migrate,
+    runs,
+    stats,
+    transfer,
+    verify,
+    web,
+)
 from agentckpt.cli.command import EXIT_ERROR, EXIT_USAGE, CommandLineError, Parser
 from agentckpt.demo.crash import DemoError
 from agentckpt.errors import AgentckptError
@@ -40,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     listing = argparse.ArgumentParser(add_help=False)
     listing.add_argument("--json", action="store_true", help="print JSON instead of a table")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (demo, migrate, runs, manage, transfer, stats, doctor, web, bench):
+    for module in (demo, migrate, runs, manage, transfer, stats, doctor, verify, web, bench):
         module.register(sub, common, listing)
     extras.register(sub, common, listing)
     return parser
