@@ -207,10 +207,8 @@ def self_test(
     rng = random.Random(seed)
     context = multiprocessing.get_context("forkserver")
     # Children fork from a server that has the agent and the driver imported already.
-    preload = ["agentckpt.cli.verify_agent"]
-    if scratch.dialect == "postgresql":
-        preload.append("agentckpt._backends.postgres")
-    context.set_forkserver_preload(preload)
+    # (A module that cannot be imported, psycopg missing, is skipped.)
+    context.set_forkserver_preload(["agentckpt.cli.verify_agent", "agentckpt._backends.postgres"])
     started = time.monotonic()
     store = None
     try:
@@ -229,6 +227,7 @@ def self_test(
             child.start()
             sender.close()
             life = _Life(receiver, report)
+            life.listen(LIFE_TIMEOUT, until_up=True)
             life.listen(rng.uniform(0.0, LIFE_SECONDS))
             if not life.done and life.error is None and child.is_alive():
                 assert child.pid is not None
@@ -269,11 +268,14 @@ class _Life:
         self._receiver = receiver
         self._report = report
         self.last: int | None = None
+        self.up = False
         self.done = False
         self.error: str | None = None
 
     def _take(self, message: Any) -> None:
-        if message == "done":
+        if message == "up":
+            self.up = True
+        elif message == "done":
             self.done = True
         elif isinstance(message, tuple):
             self.error = str(message[1])
@@ -281,10 +283,11 @@ class _Life:
             self._report.acknowledged += 1
             self.last = int(message)
 
-    def listen(self, seconds: float) -> None:
-        """Take messages for ``seconds``, or until the child ends its run or fails."""
+    def listen(self, seconds: float, *, until_up: bool = False) -> None:
+        """Take messages for ``seconds``, or until the child ends its run or fails (or,
+        ``until_up``, until it says it is up)."""
         deadline = time.monotonic() + seconds
-        while not self.done and self.error is None:
+        while not self.done and self.error is None and not (until_up and self.up):
             remaining = deadline - time.monotonic()
             try:
                 if remaining <= 0 or not self._receiver.poll(remaining):

@@ -78,8 +78,15 @@ def live(
 ) -> None:
     """One life: resume the run (or start it) and step it to ``steps``, sending each
     step number to ``acks`` once it is durable, then ``"done"``; an error is sent as
-    ``("error", text)``. Runs in a child process, which the parent SIGKILLs."""
+    ``("error", text)``. Runs in a child process, which the parent SIGKILLs.
+
+    ``"up"`` goes first, once the driver is imported: the parent's random kill instant
+    counts from there, so a slow interpreter start never eats the whole window.
+    """
     try:
+        if url.startswith(("postgresql:", "postgres:")):
+            import agentckpt._backends.postgres  # noqa: F401
+        acks.send("up")
         with Store.connect(url, migrate=False, **settings) as store:
             run = AgentRun(
                 store,

@@ -355,7 +355,7 @@ class Store:
             and head.step == in_flight[0]
             and checksum(encode(state, limits=self.limits)) == in_flight[1]
         ):
-            return self._landed(rid, in_flight[0], confirm=True)
+            return self._landed(rid, in_flight[0], in_flight)
         if expected_head is not ... and expected_head != head.step:
             head = self._head(rid, reload=True)
             if expected_head != head.step:
@@ -368,7 +368,7 @@ class Store:
             and target <= head.step
             and not (target == head.step and head.is_open)
         ):
-            return self._recommit(rid, target, state, confirm=in_flight is not None)
+            return self._recommit(rid, target, state, in_flight)
 
         plan = plan_commit(
             rid,
@@ -442,7 +442,7 @@ class Store:
             )
         if probe["checksum"] is not None and bytes(probe["checksum"]) == plan.checksum:
             # A retry of a commit that landed.
-            return self._landed(rid, target, confirm=in_flight is not None)
+            return self._landed(rid, target, in_flight)
         if probe["checksum"] is not None and not probe["is_open"] and step is not None:
             # Only a step the caller named is "already committed"; a default step number
             # came from a stale head, which the StaleHeadError below reports.
@@ -455,13 +455,15 @@ class Store:
             "nothing was written, re-read the run"
         )
 
-    def _recommit(self, rid: UUID, step: int, state: Any, *, confirm: bool) -> StepInfo:
+    def _recommit(
+        self, rid: UUID, step: int, state: Any, in_flight: tuple[int, bytes] | None
+    ) -> StepInfo:
         """A commit of a step at or before a sealed head: a retry, or a conflict."""
         digest = checksum(encode(state, limits=self.limits))
         rows = self.backend.read(queries.COMMIT_PROBE, {"run_id": rid, "step": step})
         if rows and rows[0]["checksum"] is not None:
             if bytes(rows[0]["checksum"]) == digest:
-                return self._landed(rid, step, confirm=confirm)
+                return self._landed(rid, step, in_flight)
             raise StepConflictError(
                 f"run {rid}: step {step} is already committed with other content"
             )
@@ -470,16 +472,20 @@ class Store:
             f"{rows[0]['head_step'] if rows else None} and is not kept"
         )
 
-    def _landed(self, rid: UUID, step: int, *, confirm: bool) -> StepInfo:
+    def _landed(self, rid: UUID, step: int, in_flight: tuple[int, bytes] | None) -> StepInfo:
         """The step of a commit found already stored: a retry of one that landed.
 
-        ``confirm`` (the previous attempt's outcome was unknown): first make a write of
-        the run's own, so the retry returns only once that commit is as durable as any
-        (on PostgreSQL, confirmed by the synchronous standby the earlier wait may have
-        given up on).
+        After an attempt of unknown outcome (``in_flight``), first a write of the run's
+        own, so the retry returns only once that commit is as durable as any (on
+        PostgreSQL, confirmed by the synchronous standby that the earlier wait may have
+        given up on); if that fails too, the attempt stays in flight.
         """
-        if confirm:
-            self.backend.write(queries.CONFIRM_COMMIT, {"run_id": rid})
+        if in_flight is not None:
+            try:
+                self.backend.write(queries.CONFIRM_COMMIT, {"run_id": rid})
+            except BaseException:
+                self._in_flight[rid] = in_flight
+                raise
         info = self._step_info(rid, step)
         self._acknowledged.record(rid, step)
         return info
