@@ -1,4 +1,5 @@
-"""The ``agentckpt`` command line: demo, schema, runs, export/import, stats, doctor, inspector.
+"""The ``agentckpt`` command line: demo, schema, runs, export/import, stats, doctor, verify,
+inspector.
 
 The store is chosen with ``--url`` (before or after the command) or ``$AGENTCKPT_URL``.
 Every listing prints a table, or JSON with ``--json``. An error is one line on stderr
