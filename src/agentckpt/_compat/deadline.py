@@ -5,7 +5,8 @@ client blocked inside the driver: the kernel on the server's side still acknowle
 every TCP segment, so ``tcp_user_timeout`` and keepalives never fire, and PostgreSQL's
 ``statement_timeout`` runs on the server itself (and is off during a commit's wait for a
 synchronous standby). Only the client can end the wait. At the deadline
-:class:`Deadline` (a timer thread) and :class:`AsyncDeadline` (a task) first send a
+:class:`Deadline` (one watchdog thread for the process) and :class:`AsyncDeadline` (a
+timer of the event loop) first send a
 cancel request, which ends a live server's statement or its wait for a synchronous
 standby; if the call has still not returned ``grace`` seconds later, they shut the
 connection's socket down, so the blocked read returns at once with a lost connection.
@@ -19,9 +20,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
 import os
 import socket
 import threading
+import time
 from collections.abc import Awaitable
 from typing import Protocol
 
@@ -57,44 +60,96 @@ def cut(fd: int) -> None:
         sock.shutdown(socket.SHUT_RDWR)
 
 
+class _Watchdog:
+    """One daemon thread that fires the deadlines of every :class:`Deadline` in the
+    process; a deadline costs a heap push, not a thread, until it fires (then its
+    cancel and cut run on a thread of their own, so one frozen server delays no other
+    deadline)."""
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, int, Deadline]] = []
+        self._wake = threading.Condition()
+        self._count = 0
+        self._thread: threading.Thread | None = None
+
+    def add(self, at: float, deadline: Deadline) -> None:
+        with self._wake:
+            self._count += 1
+            heapq.heappush(self._heap, (at, self._count, deadline))
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(
+                    target=self._loop, name="agentckpt-deadlines", daemon=True
+                )
+                self._thread.start()
+            elif self._heap[0][2] is deadline:
+                self._wake.notify()
+
+    def _loop(self) -> None:
+        while True:
+            with self._wake:
+                while self._heap and self._heap[0][2].finished:
+                    heapq.heappop(self._heap)  # ended in time: forget it
+                if not self._heap:
+                    self._wake.wait()
+                    continue
+                at, _, deadline = self._heap[0]
+                delay = at - time.monotonic()
+                if delay > 0:
+                    self._wake.wait(delay)
+                    continue
+                heapq.heappop(self._heap)
+            threading.Thread(target=deadline.fire, name="agentckpt-deadline", daemon=True).start()
+
+
+_WATCHDOG = _Watchdog()
+
+
 class Deadline:
     """Cancel, then cut, the connection's call if it runs past ``seconds`` (threads)."""
 
     def __init__(self, conn: _SyncConnection, seconds: float, *, grace: float = GRACE) -> None:
         self.expired = False
-        self._conn = conn
+        self.finished = False
+        self._conn: _SyncConnection | None = conn
         self._seconds = seconds
         self._grace = grace
         self._done = threading.Event()
         self._lock = threading.Lock()
-        self._timer: threading.Timer | None = None
+        self._fired = threading.Event()
 
     def __enter__(self) -> Deadline:
-        self._timer = threading.Timer(self._seconds, self._fire)
-        self._timer.daemon = True
-        self._timer.start()
+        _WATCHDOG.add(time.monotonic() + self._seconds, self)
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         with self._lock:
+            self.finished = True
             self._done.set()
-        assert self._timer is not None
-        self._timer.cancel()
-        if self.expired:
+            expired = self.expired
+            if not expired:
+                self._conn = None  # the watchdog's heap may outlive the call
+        if expired:
             # A cancel or cut in progress ends before the caller closes the connection
-            # (bounded: the cancel has its own timeout, the wait below returns now).
-            self._timer.join()
+            # (bounded: the cancel has its own timeout, the wait in fire() returns now).
+            self._fired.wait()
 
-    def _fire(self) -> None:
+    def fire(self) -> None:
+        """The deadline passed: cancel the call, and cut the socket if that is not enough."""
         with self._lock:
-            if self._done.is_set():
+            if self.finished or self._conn is None:
                 return
             self.expired = True
-        fd = self._conn.fileno()
-        with contextlib.suppress(Exception):
-            self._conn.cancel_safe(timeout=self._grace)
-        if not self._done.wait(self._grace):
-            cut(fd)
+            conn = self._conn
+        try:
+            fd = conn.fileno()
+            with contextlib.suppress(Exception):
+                conn.cancel_safe(timeout=self._grace)
+            if not self._done.wait(self._grace):
+                cut(fd)
+        except Exception:  # the connection closed meanwhile: nothing to stop
+            pass
+        finally:
+            self._fired.set()
 
 
 class AsyncDeadline:
