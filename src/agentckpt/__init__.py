@@ -23,6 +23,7 @@ from agentckpt._core.versions import StateMigrations
 from agentckpt._version import __version__
 from agentckpt.conversation import AsyncConversations, Conversations
 from agentckpt.errors import (
+    AcknowledgedStepsLostError,
     AgentckptError,
     ConfigDriftError,
     ConfigurationError,
@@ -61,6 +62,7 @@ from agentckpt.store.store_async import AsyncStore
 
 __all__ = [
     "DEFAULT_LIMITS",
+    "AcknowledgedStepsLostError",
     "AgentRun",
     "AgentckptError",
     "AsyncAgentRun",

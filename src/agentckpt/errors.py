@@ -12,6 +12,7 @@ Every error says what was wrong and where. The tree::
     ├── ConflictError                          nothing was written; re-read and decide
     │   ├── StepConflictError                  the step exists with other content
     │   ├── StaleHeadError                     the run moved on since the writer last read it
+    │   │   └── AcknowledgedStepsLostError     the head is below a step this store acknowledged
     │   ├── LeaseHeldError                     another worker holds a live lease on the run
     │   └── FencedError                        the writer's lease epoch is stale
     │       └── LeaseLostError                 this worker's lease was taken over
@@ -35,6 +36,10 @@ Every error says what was wrong and where. The tree::
 
 Only ``OutcomeUnknownError`` leaves the caller unsure whether a write happened. Commits are
 idempotent, so the answer is always the same: retry the same step with the same content.
+``AcknowledgedStepsLostError`` is a ``StaleHeadError`` (nothing was written, re-read the run
+and go on from what the database holds), raised when that head is *older* than a step
+this store had itself acknowledged: the database lost acknowledged commits (an
+asynchronous failover, a restore from backup). It is logged at ERROR and counted.
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ if TYPE_CHECKING:
     from agentckpt.conversation.recovery import Difference
 
 __all__ = [
+    "AcknowledgedStepsLostError",
     "AgentckptError",
     "ConfigDriftError",
     "ConfigurationError",
@@ -128,6 +134,27 @@ class StepConflictError(ConflictError):
 
 class StaleHeadError(ConflictError):
     """The writer expected another latest step; another writer has moved the run on."""
+
+
+class AcknowledgedStepsLostError(StaleHeadError):
+    """The run's head is below a step this store acknowledged: acknowledged commits are gone.
+
+    The database was rolled back (restored from a backup) or failed over to a replica that
+    had not received them (asynchronous replication, ``synchronous_commit`` below ``on``).
+    Nothing was written. It is a :class:`StaleHeadError`, so code that re-reads the run
+    on a stale head goes on from what the database holds; the store raises it once per
+    run and then accepts the database's head. ``run_id``, ``acknowledged_step`` (the
+    highest step this store acknowledged) and ``head_step`` (the head found, None for
+    no step) say what was lost; ``agentckpt doctor`` says which setting allowed it.
+    """
+
+    def __init__(
+        self, message: str, *, run_id: UUID, acknowledged_step: int, head_step: int | None
+    ) -> None:
+        super().__init__(message)
+        self.run_id = run_id
+        self.acknowledged_step = acknowledged_step
+        self.head_step = head_step
 
 
 class FencedError(ConflictError):

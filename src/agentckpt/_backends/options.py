@@ -27,6 +27,8 @@ __all__ = [
 # How many concurrent commits one group commit sends at most (one statement and one
 # transaction); 1 sends every commit alone.
 DEFAULT_GROUP_COMMIT = MAX_WRITES
+# Seconds a front door keeps retrying an unreachable or failing-over database.
+DEFAULT_OUTAGE_LIMIT = 60.0
 # A PostgreSQL schema name agentckpt can put in search_path without quoting.
 SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
@@ -35,21 +37,27 @@ def _count(minimum: int) -> dict[str, Any]:
     return {"kind": int, "minimum": minimum}
 
 
-def _seconds() -> dict[str, Any]:
-    return {"kind": float, "minimum": 0.0, "exclusive": True}
+def _seconds(*, zero: bool = False) -> dict[str, Any]:
+    return {"kind": float, "minimum": 0.0, "exclusive": not zero}
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class CommitOptions:
-    """How concurrent commits of different runs share a transaction (both dialects).
+    """How commits are sent, and how long the store's users ride out an outage (both
+    dialects).
 
     ``group_commit``: the most commits one statement and transaction carries (1: each
     alone). ``commit_senders`` (PostgreSQL): how many such groups may be in flight at
     once, each on a connection of its own; SQLite has one writer, so always 1.
+    ``outage_limit``: seconds the run loop, conversations and the framework adapters keep
+    retrying a call that failed with ``UnavailableError`` or ``OutcomeUnknownError``
+    (the database is unreachable, failing over, frozen) before they give up and raise it
+    (:class:`~agentckpt.store.outage_policy.OutagePolicy`).
     """
 
     group_commit: int = field(default=DEFAULT_GROUP_COMMIT, metadata=_count(1))
     commit_senders: int = field(default=2, metadata=_count(1))
+    outage_limit: float = field(default=DEFAULT_OUTAGE_LIMIT, metadata=_seconds(zero=True))
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -64,6 +72,14 @@ class PostgresOptions:
     database, a refused password) fails at once, with the server's own reason.
     ``prepare_threshold``: psycopg's server-side prepare threshold; ``None`` (URL:
     ``none``) never prepares, as PgBouncer in transaction mode needs.
+    ``deadline``: seconds one database call (a commit, a read, a write) may take. Past
+    it the store cancels the statement on the server and, if the server does not answer
+    the cancel within a second (a frozen server), cuts the connection; the call raises
+    ``OutcomeUnknownError`` (a write) or ``UnavailableError`` (a read), the connection
+    is discarded and the pool reconnects. Migrations have no deadline.
+    ``reconnect_initial_delay``/``reconnect_max_delay``: the pool's pause before its
+    second attempt to replace a lost connection, doubling up to the maximum; the
+    defaults reconnect within about a second of a new primary accepting connections.
     """
 
     schema: str = field(default="agentckpt", metadata={"kind": str, "pattern": SCHEMA_NAME})
@@ -74,6 +90,9 @@ class PostgresOptions:
     prepare_threshold: int | None = field(
         default=5, metadata={"kind": int, "minimum": 0, "nullable": True}
     )
+    deadline: float = field(default=15.0, metadata=_seconds())
+    reconnect_initial_delay: float = field(default=0.1, metadata=_seconds())
+    reconnect_max_delay: float = field(default=1.0, metadata=_seconds())
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -169,5 +188,13 @@ def resolve_options(
     if isinstance(backend, PostgresOptions) and backend.pool_min > backend.pool_max:
         raise ConfigurationError(
             f"setting pool_min={backend.pool_min} must not exceed pool_max={backend.pool_max}"
+        )
+    if (
+        isinstance(backend, PostgresOptions)
+        and backend.reconnect_initial_delay > backend.reconnect_max_delay
+    ):
+        raise ConfigurationError(
+            f"setting reconnect_initial_delay={backend.reconnect_initial_delay:g} must not "
+            f"exceed reconnect_max_delay={backend.reconnect_max_delay:g}"
         )
     return backend, commit

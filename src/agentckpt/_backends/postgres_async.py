@@ -5,19 +5,30 @@
 Connections are ``autocommit=True`` and this class opens every transaction itself: on a
 non-autocommit connection one earlier SELECT would turn each later ``transaction()``
 block into a mere savepoint that nothing ever commits.
+
+Every call but a migration runs under a client-side deadline (``deadline``): past it the
+statement is cancelled, the connection cut if the server does not answer (a frozen
+server), and discarded; a write then raises ``OutcomeUnknownError``, a read
+``UnavailableError``. A commit whose wait for a synchronous standby was cancelled (by the
+deadline or anyone else: PostgreSQL's WARNING "canceling wait for synchronous
+replication") is durable on the primary only, so it raises ``OutcomeUnknownError`` too,
+never success. ``KeyboardInterrupt`` and task cancellation during a write propagate as
+they are, with a note saying the write's outcome is unknown.
 """
 
 from __future__ import annotations
 
 import math
 import time
+import weakref
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
+from psycopg_pool.base import AttemptWithBackoff
 
 from agentckpt import _compat
 from agentckpt._backends.base import Params
@@ -40,10 +51,30 @@ from agentckpt._backends.pg_errors import (
 )
 from agentckpt._backends.sql import load_migrations, load_queries
 from agentckpt._core.writes import CommitOutcome, Committed, Refused, Row, StepWrite
-from agentckpt.errors import ConfigurationError, MigrationError, UnavailableError
+from agentckpt.errors import (
+    ConfigurationError,
+    MigrationError,
+    OutcomeUnknownError,
+    UnavailableError,
+)
 
 T = TypeVar("T")
 Conn = psycopg.AsyncConnection[Row]
+
+# libpq's connect_timeout when the URL sets none (psycopg's own default is 130 s, so a
+# frozen host of a multi-host URL would hold every reconnect that long).
+DEFAULT_CONNECT_TIMEOUT = 5
+# What PostgreSQL says when a commit stops waiting for its synchronous standby (a cancel,
+# or a termination); the transaction is then committed locally only.
+_SYNC_WAIT_CANCELLED = "canceling the wait for synchronous replication"
+_SYNC_WAIT_CANCELLED_USER = "canceling wait for synchronous replication"
+# Connections on which that notice arrived since the current call began.
+_UNCONFIRMED: weakref.WeakSet[Any] = weakref.WeakSet()
+# Added to a KeyboardInterrupt or cancellation that interrupts a write.
+INTERRUPTED_WRITE_NOTE = (
+    "agentckpt: a PostgreSQL write was in flight; its outcome is unknown, as with "
+    "OutcomeUnknownError: retry the same commit (it is idempotent)"
+)
 
 
 def batch_params(writes: Sequence[StepWrite]) -> dict[str, PgArray]:
@@ -90,6 +121,52 @@ async def _configure(conn: Conn) -> None:
     # says (a -c timezone=UTC startup option loses to PGTZ).
     await conn.execute("SET TIME ZONE 'UTC'")
     register_arrays(conn)
+    watch_sync_wait(conn)
+
+
+def watch_sync_wait(conn: Any) -> None:
+    """Note on ``conn`` when a commit's wait for the synchronous standby is cancelled."""
+    ref = weakref.ref(conn)
+
+    def on_notice(diagnostic: psycopg.errors.Diagnostic) -> None:
+        text = diagnostic.message_primary or ""
+        if text.startswith((_SYNC_WAIT_CANCELLED, _SYNC_WAIT_CANCELLED_USER)):
+            owner = ref()
+            if owner is not None:
+                _UNCONFIRMED.add(owner)
+
+    conn.add_notice_handler(on_notice)
+
+
+class _Backoff(AttemptWithBackoff):
+    """psycopg_pool's reconnect backoff with agentckpt's first delay and a ceiling."""
+
+    def __init__(self, *, timeout: float, initial: float, maximum: float) -> None:
+        super().__init__(timeout=timeout)
+        self.INITIAL_DELAY = initial
+        self._maximum = maximum
+
+    def update_delay(self, now: float) -> None:
+        super().update_delay(now)
+        self.delay = min(self.delay, self._maximum)
+
+
+class AsyncReconnectingPool(AsyncConnectionPool[Conn]):
+    """A pool that replaces a lost connection after ``reconnect_delays`` (first, most)
+    seconds, doubling, instead of psycopg_pool's fixed 1 s, 2 s, 4 s, ... which can
+    leave an agent waiting many seconds after a new primary is up."""
+
+    def __init__(self, *args: Any, reconnect_delays: tuple[float, float], **kwargs: Any):
+        self._reconnect_delays = reconnect_delays
+        super().__init__(*args, **kwargs)
+
+    async def _add_connection(
+        self, attempt: AttemptWithBackoff | None, growing: bool = False
+    ) -> None:
+        if attempt is None:
+            initial, maximum = self._reconnect_delays
+            attempt = _Backoff(timeout=self.reconnect_timeout, initial=initial, maximum=maximum)
+        await super()._add_connection(attempt, growing=growing)
 
 
 async def _first_connect(conninfo: str, bound: float) -> None:
@@ -141,12 +218,14 @@ class AsyncPostgresBackend:
         attempts: int = 4,
         backoff: float = 0.05,
         wait: float = 30.0,
+        deadline: float = 15.0,
     ) -> None:
         self._pool = pool
         self.schema = schema
         self._attempts = attempts
         self._backoff = backoff
         self._wait = wait
+        self.deadline = deadline
         self._queries = load_queries("postgres")
         # Each batch in flight holds a connection: at most one per pooled connection.
         self.max_batches = pool.max_size
@@ -168,20 +247,24 @@ class AsyncPostgresBackend:
         own = f"-c search_path={options.schema} -c lock_timeout=10s"
         user_options = params.get("options")
         await _first_connect(conninfo, options.connect_wait)
-        pool: AsyncConnectionPool[Conn] = AsyncConnectionPool(
+        kwargs: dict[str, Any] = {
+            "autocommit": True,
+            "row_factory": dict_row,
+            "options": f"{user_options} {own}" if user_options else own,
+            "prepare_threshold": options.prepare_threshold,
+        }
+        if "connect_timeout" not in params:
+            kwargs["connect_timeout"] = DEFAULT_CONNECT_TIMEOUT
+        pool = AsyncReconnectingPool(
             conninfo,
             min_size=options.pool_min,
             max_size=options.pool_max,
             timeout=options.wait,
             open=False,
-            kwargs={
-                "autocommit": True,
-                "row_factory": dict_row,
-                "options": f"{user_options} {own}" if user_options else own,
-                "prepare_threshold": options.prepare_threshold,
-            },
+            kwargs=kwargs,
             name=f"agentckpt-{options.schema}",
             configure=_configure,
+            reconnect_delays=(options.reconnect_initial_delay, options.reconnect_max_delay),
         )
         try:
             await pool.open(wait=True, timeout=options.wait)
@@ -191,15 +274,19 @@ class AsyncPostgresBackend:
                 f"could not connect to PostgreSQL within {options.wait:g} s; check the URL "
                 "and that the server is up"
             ) from exc
-        return cls(pool, schema=options.schema, wait=options.wait)
+        return cls(pool, schema=options.schema, wait=options.wait, deadline=options.deadline)
 
-    async def _run(self, fn: Callable[[Conn], Awaitable[T]], *, writing: bool) -> T:
+    async def _run(
+        self, fn: Callable[[Conn], Awaitable[T]], *, writing: bool, bounded: bool = True
+    ) -> T:
         attempt = 0
         while True:
             attempt += 1
             try:
                 async with self._pool.connection(timeout=self._wait) as conn:
-                    return await fn(conn)
+                    if not bounded:
+                        return await fn(conn)
+                    return await self._bounded(conn, fn, writing=writing)
             except PoolTimeout as exc:
                 raise UnavailableError(
                     f"no PostgreSQL connection free or reachable within {self._wait:g} s"
@@ -208,6 +295,55 @@ class AsyncPostgresBackend:
                 if retry_kind(exc) is Retry.NO or attempt >= self._attempts:
                     raise translate(exc, writing=writing) from exc
                 await _compat.sleep_async(self._backoff * 2 ** (attempt - 1))
+            except BaseException as exc:
+                if writing and not isinstance(exc, Exception):
+                    exc.add_note(INTERRUPTED_WRITE_NOTE)
+                raise
+
+    async def _bounded(self, conn: Conn, fn: Callable[[Conn], Awaitable[T]], *, writing: bool) -> T:
+        """Run ``fn`` under the deadline; a call past it, or a commit its synchronous
+        standby did not confirm, raises the typed error and never returns the connection
+        to the pool in use again."""
+        _UNCONFIRMED.discard(conn)
+        watch = _compat.AsyncDeadline(conn, self.deadline)
+        try:
+            async with watch:
+                result = await fn(conn)
+        except psycopg.Error as exc:
+            if not watch.expired:
+                raise
+            await self._discard(conn)
+            raise self._late(writing) from exc
+        if watch.expired:
+            # It returned, but a cancel request may still be on its way to the server.
+            await self._discard(conn)
+        if writing and conn in _UNCONFIRMED:
+            _UNCONFIRMED.discard(conn)
+            raise OutcomeUnknownError(
+                "PostgreSQL committed on the primary, but the wait for the synchronous "
+                "standby was cancelled ('canceling wait for synchronous replication'): a "
+                "failover now could lose the write. Retry the same commit: it is "
+                "idempotent, and the retry waits for the standby"
+            )
+        return result
+
+    async def _discard(self, conn: Conn) -> None:
+        await conn.close()
+        # A server that missed one deadline is likely frozen: every other connection to
+        # it would hang as long, so the pool replaces them all.
+        await self._pool.drain()
+
+    def _late(self, writing: bool) -> Exception:
+        if writing:
+            return OutcomeUnknownError(
+                f"PostgreSQL did not answer within the {self.deadline:g} s deadline; the "
+                "connection was discarded and the write may or may not be durable: retry "
+                "the same commit, it is idempotent"
+            )
+        return UnavailableError(
+            f"PostgreSQL did not answer within the {self.deadline:g} s deadline; the "
+            "connection was discarded"
+        )
 
     async def migrate(self) -> list[int]:
         """Apply pending migrations, each in its own transaction under an advisory lock."""
@@ -237,7 +373,8 @@ class AsyncPostgresBackend:
             return applied
 
         try:
-            return await self._run(apply, writing=True)
+            # No deadline: a migration may rewrite a large table.
+            return await self._run(apply, writing=True, bounded=False)
         except MigrationError:
             raise
         except Exception as exc:

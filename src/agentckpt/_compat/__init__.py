@@ -10,6 +10,8 @@ twins reach the hand-written sync forms without any special rule:
   heartbeat), in a task or a daemon thread;
 - :class:`AsyncDrain` / :class:`Drain`: feed a bounded queue to a consumer off the hot
   path (the audit log);
+- :class:`AsyncDeadline` / :class:`Deadline`: bound one database call, even against a
+  frozen server (a task, or a timer thread, cancels and then cuts the connection);
 - :func:`sleep_async` / :func:`sleep`.
 """
 
@@ -19,15 +21,18 @@ import asyncio
 import time
 
 from agentckpt._compat.background import AsyncDrain, AsyncTicker, Drain, Ticker
+from agentckpt._compat.deadline import AsyncDeadline, Deadline
 from agentckpt._compat.group_commit import AsyncGroupCommit, GroupCommit
 
 sleep_async = asyncio.sleep
 sleep = time.sleep
 
 __all__ = [
+    "AsyncDeadline",
     "AsyncDrain",
     "AsyncGroupCommit",
     "AsyncTicker",
+    "Deadline",
     "Drain",
     "GroupCommit",
     "Ticker",

@@ -1,4 +1,5 @@
-"""The ``agentckpt`` command line: demo, schema, states, runs, export/import, stats, doctor, web.
+"""The ``agentckpt`` command line: demo, schema, states, runs, export/import, stats, doctor,
+verify, inspector.
 
 The store is chosen with ``--url`` (before or after the command) or ``$AGENTCKPT_URL``.
 Every listing prints a table, or JSON with ``--json``. An error is one line on stderr
@@ -25,6 +26,7 @@ from agentckpt.cli import (
     runs,
     stats,
     transfer,
+    verify,
     web,
 )
 from agentckpt.cli.command import EXIT_ERROR, EXIT_USAGE, CommandLineError, Parser
@@ -61,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
         transfer,
         stats,
         doctor,
+        verify,
         web,
         bench,
     ):

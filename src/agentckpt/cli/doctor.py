@@ -9,7 +9,7 @@ from pathlib import Path
 
 from agentckpt.cli.command import EXIT_ERROR, Subparsers
 from agentckpt.cli.durability import Finding
-from agentckpt.ops.views import durability_settings
+from agentckpt.ops.views import durability_settings, replication_state
 
 
 def register(
@@ -21,9 +21,11 @@ def register(
         parents=[common, listing],
         help="check the durability settings of the store and say what to change",
         description="PostgreSQL: synchronous_commit, fsync, full_page_writes, "
-        "synchronous standbys and replication, data checksums. SQLite: journal_mode and "
+        "synchronous standbys and each standby's replication state, data checksums, and "
+        "whether an acknowledged commit can be lost on failover. SQLite: journal_mode and "
         "synchronous as agentckpt sets them, and where the file lives. Exit status 1 "
-        "when a check fails (with --strict, also when one warns).",
+        "when a check fails, as for every setting that can lose acknowledged commits "
+        "(with --strict, also when one warns).",
     )
     cmd.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
     cmd.set_defaults(func=run)
@@ -56,9 +58,10 @@ def diagnose(url: str) -> tuple[str, list[Finding]]:
 
     with open_store(url) as store:
         settings = durability_settings(store)
+        standbys = replication_state(store)
         dialect = store.backend.dialect
     if dialect == "postgresql":
-        return dialect, assess_postgres(settings)
+        return dialect, assess_postgres(settings, standbys)
     path = sqlite_path(url)
     if path is None:
         return dialect, assess_sqlite(

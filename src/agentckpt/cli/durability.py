@@ -48,12 +48,19 @@ class Finding:
     advice: str = ""
 
 
-def assess_postgres(settings: dict[str, Any]) -> list[Finding]:
-    """Findings for the values of the ``ops_durability`` query on PostgreSQL."""
+def assess_postgres(
+    settings: dict[str, Any], standbys: list[dict[str, Any]] | None = None
+) -> list[Finding]:
+    """Findings for the values of the ``ops_durability`` query on PostgreSQL, and for the
+    standbys of ``ops_replication`` (one finding each), ending with the verdict on
+    failover: can a commit the primary acknowledged be lost when a standby takes over?
+    """
     out: list[Finding] = []
     sync_names = str(settings.get("synchronous_standby_names") or "").strip()
     replicas = int(settings.get("replicas") or 0)
     sync_replicas = int(settings.get("sync_replicas") or 0)
+    # pg_stat_replication hides a standby's state from a role without pg_monitor.
+    hidden = int(settings.get("replicas_hidden") or 0)
 
     if settings.get("in_recovery"):
         out.append(
@@ -81,7 +88,7 @@ def assess_postgres(settings: dict[str, Any]) -> list[Finding]:
             Finding(
                 "synchronous_commit",
                 commit,
-                "warn",
+                "fail",
                 "commits do not wait for the synchronous standby, so a failover can lose "
                 "acknowledged commits: set synchronous_commit = on",
             )
@@ -126,7 +133,17 @@ def assess_postgres(settings: dict[str, Any]) -> list[Finding]:
     )
 
     replication = f"{replicas} connected ({sync_replicas} synchronous)"
-    if sync_names and sync_replicas == 0:
+    if hidden:
+        out.append(
+            Finding(
+                "synchronous_standby_names",
+                f"{sync_names or '(empty)'!r}; {replicas} connected, state hidden",
+                "warn",
+                "this role may not see pg_stat_replication's sync_state: GRANT pg_monitor "
+                "TO <agentckpt user> so doctor can tell whether a standby is synchronous",
+            )
+        )
+    elif sync_names and sync_replicas == 0:
         out.append(
             Finding(
                 "synchronous_standby_names",
@@ -143,7 +160,7 @@ def assess_postgres(settings: dict[str, Any]) -> list[Finding]:
             Finding(
                 "synchronous_standby_names",
                 f"(empty); {replication}",
-                "warn",
+                "fail",
                 "replication is asynchronous: a failover to a replica can lose commits the "
                 "primary acknowledged. Set synchronous_standby_names = 'ANY 1 (<standby "
                 "names>)' to make failover lossless",
@@ -159,6 +176,10 @@ def assess_postgres(settings: dict[str, Any]) -> list[Finding]:
                 "synchronous standby (synchronous_standby_names) or back up continuously",
             )
         )
+    for standby in standbys or []:
+        out.append(_standby(standby))
+    if not settings.get("in_recovery"):
+        out.append(_failover(commit, fsync, sync_names, replicas, sync_replicas, hidden))
     checksums = str(settings.get("data_checksums"))
     out.append(
         Finding(
@@ -187,6 +208,82 @@ def assess_postgres(settings: dict[str, Any]) -> list[Finding]:
             )
         )
     return out
+
+
+def _standby(row: dict[str, Any]) -> Finding:
+    """One standby of ``ops_replication``: its state, and how far it is behind."""
+    name = row.get("application_name") or "(unnamed)"
+    state = row.get("state") or "unknown"
+    sync_state = row.get("sync_state") or "hidden"
+    behind = row.get("flush_behind_bytes")
+    lag = "" if behind is None else f", {int(behind)} bytes not yet flushed there"
+    value = f"{state}, {sync_state}{lag}"
+    if state != "streaming":
+        return Finding(
+            f"standby {name}",
+            value,
+            "warn",
+            "the standby is connected but not streaming (catching up, or a base backup): "
+            "it cannot confirm commits yet",
+        )
+    return Finding(f"standby {name}", value, "ok")
+
+
+def _failover(
+    commit: str, fsync: str, sync_names: str, replicas: int, sync_replicas: int, hidden: int
+) -> Finding:
+    """The verdict: whether an acknowledged commit survives a failover to a standby."""
+    check = "failover"
+    if fsync != "on":
+        return Finding(
+            check,
+            "acknowledged commits can be lost",
+            "fail",
+            "fsync is off: a crash of the primary's machine loses acknowledged commits "
+            "(and may corrupt the cluster), whatever the standbys hold",
+        )
+    if commit == "off":
+        return Finding(
+            check,
+            "acknowledged commits can be lost",
+            "fail",
+            "synchronous_commit = off acknowledges before the commit is flushed anywhere",
+        )
+    if hidden:
+        return Finding(check, "unknown (standby state hidden)", "warn")
+    if not replicas:
+        return Finding(
+            check,
+            "no standby to fail over to",
+            "warn",
+            "acknowledged commits survive a crash of this server, but there is no failover: "
+            "add a synchronous standby for availability and against a lost disk",
+        )
+    if not sync_names:
+        return Finding(
+            check,
+            "acknowledged commits can be lost",
+            "fail",
+            "no synchronous standby: a failover to an asynchronous replica loses the commits "
+            "it had not received (agentckpt then raises AcknowledgedStepsLostError)",
+        )
+    if commit == "local":
+        return Finding(
+            check,
+            "acknowledged commits can be lost",
+            "fail",
+            "synchronous_commit = local does not wait for the synchronous standby",
+        )
+    if sync_replicas == 0:
+        return Finding(check, "commits wait: no synchronous standby connected", "fail")
+    if commit == "remote_write":
+        return Finding(
+            check,
+            "lossless unless the standby's machine crashes too",
+            "warn",
+            "remote_write: the standby has the commit in its OS cache, not on its disk",
+        )
+    return Finding(check, "lossless: a synchronous standby confirms every commit", "ok")
 
 
 _SYNCHRONOUS = {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}

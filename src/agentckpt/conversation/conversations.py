@@ -29,6 +29,7 @@ from agentckpt.errors import (
     StaleHeadError,
     StepConflictError,
 )
+from agentckpt.store.ride_out import ride_out
 from agentckpt.store.store import RunId, Store, as_run_id
 
 
@@ -196,7 +197,11 @@ class Conversations(ConversationReader):
     def heartbeat(self, conversation_id: RunId) -> datetime:
         """Refresh the conversation's heartbeat; returns the database's time of it."""
         rid = as_run_id(conversation_id)
-        rows = self.store.backend.write(queries.HEARTBEAT, {"run_id": rid})
+        rows = ride_out(
+            self.store.outage,
+            lambda: self.store.backend.write(queries.HEARTBEAT, {"run_id": rid}),
+            what=f"conversation {rid}",
+        )
         if not rows:
             raise RunNotFoundError(f"no conversation {rid}")
         heartbeat_at: datetime = rows[0]["heartbeat_at"]

@@ -28,6 +28,7 @@ from agentckpt.errors import (
     StaleHeadError,
     StepConflictError,
 )
+from agentckpt.store.ride_out_async import ride_out_async
 from agentckpt.store.store_async import AsyncStore, RunId, as_run_id
 
 
@@ -195,7 +196,11 @@ class AsyncConversations(AsyncConversationReader):
     async def heartbeat(self, conversation_id: RunId) -> datetime:
         """Refresh the conversation's heartbeat; returns the database's time of it."""
         rid = as_run_id(conversation_id)
-        rows = await self.store.backend.write(queries.HEARTBEAT, {"run_id": rid})
+        rows = await ride_out_async(
+            self.store.outage,
+            lambda: self.store.backend.write(queries.HEARTBEAT, {"run_id": rid}),
+            what=f"conversation {rid}",
+        )
         if not rows:
             raise RunNotFoundError(f"no conversation {rid}")
         heartbeat_at: datetime = rows[0]["heartbeat_at"]

@@ -38,6 +38,7 @@ from agentckpt.conversation.upgrades import state_migrations
 from agentckpt.errors import ConfigDriftError, RunNotFoundError
 from agentckpt.ops import kinds
 from agentckpt.records import RunInfo
+from agentckpt.store.ride_out_async import ride_out_async
 from agentckpt.store.store_async import AsyncStore, RunId, as_run_id
 
 KIND = kinds.CONVERSATION
@@ -176,7 +177,11 @@ class AsyncConversationReader:
         ref = call.result_ref
         if call.is_loaded or ref is None:
             return call.result
-        return call.cache_result(await self.store.get_blob(as_run_id(conversation_id), ref))
+        rid = as_run_id(conversation_id)
+        data = await ride_out_async(
+            self.store.outage, lambda: self.store.get_blob(rid, ref), what=f"conversation {rid}"
+        )
+        return call.cache_result(data)
 
     async def list_orphans(
         self, older_than_seconds: float, *, limit: int = 100
@@ -230,7 +235,9 @@ class AsyncConversationReader:
         # of the run becomes exactly the state this writer starts from, so a writer that
         # moved the conversation meanwhile makes our next write conflict instead of being
         # overwritten. The state is our own copy: the model is built over it, not copied.
-        run, checkpoint = await self.store.resume_run(rid)
+        run, checkpoint = await ride_out_async(
+            self.store.outage, lambda: self.store.resume_run(rid), what=f"conversation {rid}"
+        )
         if run.kind != KIND:
             raise RunNotFoundError(f"run {rid} is a {run.kind!r} run, not a conversation")
         if checkpoint is not None:

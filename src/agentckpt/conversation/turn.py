@@ -33,6 +33,7 @@ from agentckpt.conversation.fields import validate_at
 from agentckpt.conversation.model import ArchiveInfo, ConversationState, Message, ToolCall
 from agentckpt.errors import ConflictError, InvalidValueError, StaleHeadError, TurnError
 from agentckpt.records import StepInfo
+from agentckpt.store.ride_out import ride_out
 
 if TYPE_CHECKING:
     from agentckpt.conversation.conversations import Conversations
@@ -575,7 +576,13 @@ class Conversation:
     def _commit(self, mark: _Mark | None, *, seal: bool) -> StepInfo:
         """Write the open turn; if the store refuses it, undo the calls since ``mark``."""
         try:
-            return self._write(seal=seal)
+            # An outage (no connection, a commit of unknown outcome) is ridden out under
+            # the store's outage policy: a retry of _write is the same commit.
+            return ride_out(
+                self.store.outage,
+                lambda: self._write(seal=seal),
+                what=f"conversation {self.conversation_id}",
+            )
         except _REFUSED:
             if mark is not None:
                 self._restore(mark)

@@ -32,6 +32,7 @@ from agentckpt.conversation.fields import validate_at
 from agentckpt.conversation.model import ArchiveInfo, ConversationState, Message, ToolCall
 from agentckpt.errors import ConflictError, InvalidValueError, StaleHeadError, TurnError
 from agentckpt.records import StepInfo
+from agentckpt.store.ride_out_async import ride_out_async
 
 if TYPE_CHECKING:
     from agentckpt.conversation.conversations_async import AsyncConversations
@@ -574,7 +575,13 @@ class AsyncConversation:
     async def _commit(self, mark: _Mark | None, *, seal: bool) -> StepInfo:
         """Write the open turn; if the store refuses it, undo the calls since ``mark``."""
         try:
-            return await self._write(seal=seal)
+            # An outage (no connection, a commit of unknown outcome) is ridden out under
+            # the store's outage policy: a retry of _write is the same commit.
+            return await ride_out_async(
+                self.store.outage,
+                lambda: self._write(seal=seal),
+                what=f"conversation {self.conversation_id}",
+            )
         except _REFUSED:
             if mark is not None:
                 self._restore(mark)

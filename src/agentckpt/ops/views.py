@@ -159,6 +159,12 @@ def durability_settings(store: Store) -> dict[str, Any]:
     return dict(rows[0]) if rows else {}
 
 
+def replication_state(store: Store) -> list[dict[str, Any]]:
+    """Each standby streaming from the server (PostgreSQL; SQLite has none): its name,
+    state, ``sync_state`` and how many WAL bytes it has not flushed yet."""
+    return [dict(row) for row in store.backend.read(queries.REPLICATION, {})]
+
+
 def database_size(store: Store) -> dict[str, Any]:
     """The whole database's size (PostgreSQL: the database; SQLite: the file's pages)."""
     rows = store.backend.read(queries.DATABASE_SIZE, {})

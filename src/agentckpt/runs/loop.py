@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import random
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -17,6 +18,7 @@ from agentckpt import _compat
 from agentckpt._core.codec import decode, encode_trusted
 from agentckpt.blobstores.base import BlobStore
 from agentckpt.errors import (
+    AcknowledgedStepsLostError,
     AgentckptError,
     ConfigurationError,
     ConflictError,
@@ -59,7 +61,8 @@ _NOT_THE_RUNS_FAULT = (
     NotFoundError,
     ConfigurationError,
 )
-# Errors after which the step is simply tried again from the last checkpoint.
+# Errors after which the step is simply tried again from the last checkpoint, for as long
+# as the store's outage policy (its outage_limit setting) allows.
 _STORE_TRANSIENT = (UnavailableError, OutcomeUnknownError)
 
 _UNSET: Any = object()
@@ -91,10 +94,14 @@ class AgentRun:
 
     Errors raised by the step function:
 
-    - :class:`TransientError` (and a lost database connection): the state is reloaded
-      from the database and the step retried, up to ``retry.max_attempts`` attempts with
-      backoff; then :class:`RetriesExhaustedError` and the run is marked failed (the
-      database errors are re-raised instead, and the run stays active).
+    - :class:`TransientError`: the state is reloaded from the database and the step
+      retried, up to ``retry.max_attempts`` attempts with backoff; then
+      :class:`RetriesExhaustedError` and the run is marked failed.
+    - an outage (``UnavailableError``, ``OutcomeUnknownError``: the database is
+      unreachable, failing over, frozen): the state is reloaded and the step retried
+      under the store's :class:`~agentckpt.store.outage_policy.OutagePolicy` (the same
+      as the conversations' and the adapters'), for up to the store's ``outage_limit``
+      seconds; then the error is re-raised and the run stays active.
     - :class:`FatalError`: the run is marked failed with the error, and it is re-raised.
     - any other exception (a bug, an unstorable state): the run is marked failed with
       the error (it would fail the same way on every resume), and it is re-raised.
@@ -285,6 +292,9 @@ class AgentRun:
             yield self._commit_initial()
         assert self._step is not None
         failures = 0
+        # When the current outage began (monotonic seconds), and its retries so far.
+        outage: float | None = None
+        outage_retries = 0
         stale = False
         number = self._step + 1
         while True:
@@ -300,18 +310,20 @@ class AgentRun:
                 if max_steps is not None and self._step >= max_steps:
                     break
                 self._check_lease()
-                ctx = StepContext(self, number, self._step, failures + 1, _fresh(self._state))
+                attempt = failures + outage_retries + 1
+                ctx = StepContext(self, number, self._step, attempt, _fresh(self._state))
                 outcome = step_fn(ctx)
                 finish = isinstance(outcome, Finish)
                 info = self._commit(number, outcome.state if finish else outcome, failures)
             except TransientError as exc:
                 failures += 1
-                self._backoff(number, failures, exc, fatal=True)
+                self._backoff(number, failures, exc)
                 stale = True
                 continue
             except _STORE_TRANSIENT as exc:
-                failures += 1
-                self._backoff(number, failures, exc, fatal=False)
+                outage = time.monotonic() if outage is None else outage
+                outage_retries += 1
+                self._ride_out(number, outage, outage_retries, exc)
                 stale = True
                 continue
             except FatalError as exc:
@@ -323,6 +335,7 @@ class AgentRun:
                 self._fail(number, exc)
                 raise
             failures = 0
+            outage, outage_retries = None, 0
             yield info
             if finish:
                 break
@@ -374,7 +387,10 @@ class AgentRun:
         except ConflictError as exc:
             # A stale owner may trip over the moved head before the epoch check: report
             # what really happened, a takeover, whichever check refused the write.
-            if not isinstance(exc, FencedError) and self._leases.epoch(self.run_id) != epoch:
+            if (
+                not isinstance(exc, FencedError | AcknowledgedStepsLostError)
+                and self._leases.epoch(self.run_id) != epoch
+            ):
                 raise LeaseLostError(
                     f"run {self.run_id}: lease epoch {epoch} was taken over; step {number} "
                     "was not written"
@@ -395,11 +411,29 @@ class AgentRun:
         )
         return info
 
-    def _backoff(self, number: int, failures: int, exc: Exception, *, fatal: bool) -> None:
+    def _ride_out(self, number: int, since: float, retries: int, exc: Exception) -> None:
+        """Wait before retrying a step the database failed, or re-raise once the outage
+        has lasted longer than the store's outage policy allows."""
+        self._emit("step.retry", {"attempt": retries, "error": _describe(exc)}, step=number)
+        outage = self.store.outage
+        if not outage.allows(since, time.monotonic()):
+            raise exc
+        delay = outage.delay(retries, rng=self._rng)
+        log.info(
+            "run %s step %d: the database failed (%s); retrying from the last checkpoint in "
+            "%.2fs (outage for %.1f s of at most %g s)",
+            self.run_id,
+            number,
+            _describe(exc),
+            delay,
+            time.monotonic() - since,
+            outage.limit,
+        )
+        self._sleep(delay)
+
+    def _backoff(self, number: int, failures: int, exc: Exception) -> None:
         self._emit("step.retry", {"attempt": failures, "error": _describe(exc)}, step=number)
         if not self.retry.allows(failures):
-            if not fatal:
-                raise exc
             error = RetriesExhaustedError(
                 f"run {self.run_id} step {number}: still failing after {failures} attempts: "
                 f"{_describe(exc)}"

@@ -36,6 +36,8 @@ from agentckpt.errors import (
 )
 from agentckpt.records import Checkpoint, RunInfo, StepInfo
 from agentckpt.store import queries
+from agentckpt.store.acknowledged import Acknowledged, Counters
+from agentckpt.store.outage_policy import OutagePolicy
 
 RunId = UUID | str
 
@@ -155,6 +157,12 @@ class AsyncStore:
         # the head cache holds this lock. It is never held across I/O.
         self._heads_lock = threading.Lock()
         self._in_flight: dict[UUID, tuple[int, bytes]] = {}
+        # Event counts for a metrics exporter; the highest step acknowledged per run, to
+        # notice a head that went backwards (lost acknowledged commits).
+        self.counters = Counters()
+        self._acknowledged = Acknowledged(self.counters)
+        # How long the front doors on this store ride out an outage (outage_limit).
+        self.outage = OutagePolicy(limit=commit.outage_limit)
         # Concurrent commits of different runs share a statement and a transaction; at
         # most commit_senders batches (each on a connection of its own) are in flight.
         self._group = AsyncGroupCommit(
@@ -293,6 +301,7 @@ class AsyncStore:
         """Delete a run and everything stored for it, at once; False if it did not exist."""
         rid = as_run_id(run_id)
         self._forget(rid)
+        self._acknowledged.forget(rid)
         return bool(await self.backend.write(queries.DELETE_RUN, {"run_id": rid}))
 
     # -- steps -----------------------------------------------------------------------
@@ -345,7 +354,7 @@ class AsyncStore:
             and head.step == in_flight[0]
             and checksum(encode(state, limits=self.limits)) == in_flight[1]
         ):
-            return await self._step_info(rid, in_flight[0])
+            return await self._landed(rid, in_flight[0], in_flight)
         if expected_head is not ... and expected_head != head.step:
             head = await self._head(rid, reload=True)
             if expected_head != head.step:
@@ -358,7 +367,7 @@ class AsyncStore:
             and target <= head.step
             and not (target == head.step and head.is_open)
         ):
-            return await self._recommit(rid, target, state)
+            return await self._recommit(rid, target, state, in_flight)
 
         plan = plan_commit(
             rid,
@@ -403,6 +412,7 @@ class AsyncStore:
             raise
         if isinstance(outcome, Committed):
             self._remember(rid, plan.head)
+            self._acknowledged.record(rid, plan.step)
             return StepInfo(
                 run_id=rid,
                 step=plan.step,
@@ -423,13 +433,15 @@ class AsyncStore:
         probe = outcome.probe
         if probe is None:
             raise RunNotFoundError(f"no run {rid}; create it with create_run() first")
+        self._acknowledged.check(rid, probe["head_step"])
         if epoch is not None and probe["lease_epoch"] != epoch:
             raise FencedError(
                 f"run {rid}: lease epoch {epoch} is stale (now {probe['lease_epoch']}); "
                 "another worker owns the run, nothing was written"
             )
         if probe["checksum"] is not None and bytes(probe["checksum"]) == plan.checksum:
-            return await self._step_info(rid, target)  # a retry of a commit that landed
+            # A retry of a commit that landed.
+            return await self._landed(rid, target, in_flight)
         if probe["checksum"] is not None and not probe["is_open"] and step is not None:
             # Only a step the caller named is "already committed"; a default step number
             # came from a stale head, which the StaleHeadError below reports.
@@ -442,13 +454,15 @@ class AsyncStore:
             "nothing was written, re-read the run"
         )
 
-    async def _recommit(self, rid: UUID, step: int, state: Any) -> StepInfo:
+    async def _recommit(
+        self, rid: UUID, step: int, state: Any, in_flight: tuple[int, bytes] | None
+    ) -> StepInfo:
         """A commit of a step at or before a sealed head: a retry, or a conflict."""
         digest = checksum(encode(state, limits=self.limits))
         rows = await self.backend.read(queries.COMMIT_PROBE, {"run_id": rid, "step": step})
         if rows and rows[0]["checksum"] is not None:
             if bytes(rows[0]["checksum"]) == digest:
-                return await self._step_info(rid, step)
+                return await self._landed(rid, step, in_flight)
             raise StepConflictError(
                 f"run {rid}: step {step} is already committed with other content"
             )
@@ -456,6 +470,24 @@ class AsyncStore:
             f"run {rid}: step {step} is not after the head step "
             f"{rows[0]['head_step'] if rows else None} and is not kept"
         )
+
+    async def _landed(self, rid: UUID, step: int, in_flight: tuple[int, bytes] | None) -> StepInfo:
+        """The step of a commit found already stored: a retry of one that landed.
+
+        After an attempt of unknown outcome (``in_flight``), first a write of the run's
+        own, so the retry returns only once that commit is as durable as any (on
+        PostgreSQL, confirmed by the synchronous standby that the earlier wait may have
+        given up on); if that fails too, the attempt stays in flight.
+        """
+        if in_flight is not None:
+            try:
+                await self.backend.write(queries.CONFIRM_COMMIT, {"run_id": rid})
+            except BaseException:
+                self._in_flight[rid] = in_flight
+                raise
+        info = await self._step_info(rid, step)
+        self._acknowledged.record(rid, step)
+        return info
 
     async def _step_info(self, rid: UUID, step: int) -> StepInfo:
         for info in await self.steps(rid):
@@ -486,6 +518,7 @@ class AsyncStore:
             head = EMPTY_HEAD
         else:
             head = rebuild(rid, rows, verify=self.verify)
+        self._acknowledged.check(rid, head.step)
         self._remember(rid, head)
         return head
 
@@ -515,6 +548,7 @@ class AsyncStore:
         if not rows:
             raise RunNotFoundError(f"no run {rid}")
         run = _run_info({**rows[0], **{name: rows[0][alias] for name, alias in _RUN_ALIASES}})
+        self._acknowledged.check(rid, rows[-1]["step"])
         if rows[0]["step"] is None:
             self._remember(rid, EMPTY_HEAD)
             return run, None

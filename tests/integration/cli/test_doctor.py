@@ -32,14 +32,14 @@ def test_postgres_rules() -> None:
     assert set(statuses(assess_postgres(GOOD_PG)).values()) == {"ok"}
     cases = [
         ({"synchronous_commit": "off"}, "synchronous_commit", "fail", "synchronous_commit = on"),
-        ({"synchronous_commit": "local"}, "synchronous_commit", "warn", "failover"),
+        ({"synchronous_commit": "local"}, "synchronous_commit", "fail", "failover"),
         ({"fsync": "off"}, "fsync", "fail", "fsync = on"),
         ({"full_page_writes": "off"}, "full_page_writes", "fail", "full_page_writes = on"),
         ({"sync_replicas": 0}, "synchronous_standby_names", "fail", "every commit waits"),
         (
             {"synchronous_standby_names": "", "sync_replicas": 0},
             "synchronous_standby_names",
-            "warn",
+            "fail",
             "asynchronous",
         ),
         (
@@ -56,6 +56,44 @@ def test_postgres_rules() -> None:
         findings = {f.check: f for f in assess_postgres(GOOD_PG | change)}
         assert findings[check].status == status, change
         assert advice in findings[check].advice, change
+
+
+def test_the_failover_verdict_fails_for_every_setting_that_can_lose_acknowledged_commits() -> None:
+    def verdict(change: dict) -> tuple[str, str]:  # type: ignore[type-arg]
+        finding = {f.check: f for f in assess_postgres(GOOD_PG | change)}["failover"]
+        return finding.status, finding.value
+
+    assert verdict({}) == ("ok", "lossless: a synchronous standby confirms every commit")
+    lossy = [
+        {"fsync": "off"},
+        {"synchronous_commit": "off"},
+        {"synchronous_commit": "local"},
+        {"synchronous_standby_names": "", "sync_replicas": 0},
+    ]
+    for change in lossy:
+        assert verdict(change) == ("fail", "acknowledged commits can be lost"), change
+    assert verdict({"synchronous_commit": "remote_write"})[0] == "warn"
+    assert verdict({"synchronous_standby_names": "", "replicas": 0, "sync_replicas": 0}) == (
+        "warn",
+        "no standby to fail over to",
+    )
+    # A role that cannot see the standbys' state gets told how to let doctor see it.
+    hidden = {f.check: f for f in assess_postgres(GOOD_PG | {"replicas_hidden": 1})}
+    assert hidden["failover"].status == "warn"
+    assert "pg_monitor" in hidden["synchronous_standby_names"].advice
+
+
+def test_each_standby_is_reported() -> None:
+    standbys = [
+        {"application_name": "b", "state": "streaming", "sync_state": "sync",
+         "flush_behind_bytes": 0},
+        {"application_name": "c", "state": "catchup", "sync_state": "async",
+         "flush_behind_bytes": 4096},
+    ]  # fmt: skip
+    findings = {f.check: f for f in assess_postgres(GOOD_PG, standbys)}
+    assert findings["standby b"].status == "ok"
+    assert findings["standby b"].value == "streaming, sync, 0 bytes not yet flushed there"
+    assert findings["standby c"].status == "warn"
 
 
 def test_sqlite_rules() -> None:

@@ -36,6 +36,7 @@ from agentckpt.integrations.langgraph.records import (
     thread_run_id,
     unpack_payload,
 )
+from agentckpt.store.ride_out import ride_out
 from agentckpt.store.store import Store
 
 __all__ = ["StepIndex"]
@@ -67,16 +68,19 @@ class StepIndex:
         """Store a checkpoint; returns its step. Durable and visible when this returns."""
         rid = thread_run_id(put.thread_id, put.namespace)
         step = self._commit(rid, put.thread_id, put.namespace, put.state, put.blobs)
-        self.store.backend.write(
-            queries.INDEX_PUT,
-            {
-                "run_id": rid,
-                "checkpoint_id": put.checkpoint_id,
-                "step": step,
-                "parent_id": put.parent_id,
-                "invocation_id": put.invocation_id,
-                "metadata": put.metadata,
-            },
+        row = {
+            "run_id": rid,
+            "checkpoint_id": put.checkpoint_id,
+            "step": step,
+            "parent_id": put.parent_id,
+            "invocation_id": put.invocation_id,
+            "metadata": put.metadata,
+        }
+        # An upsert: repeating it after an outage is harmless.
+        ride_out(
+            self.store.outage,
+            lambda: self.store.backend.write(queries.INDEX_PUT, row),
+            what=f"thread {put.thread_id!r}",
         )
         return step
 
@@ -113,13 +117,19 @@ class StepIndex:
                 }
             )
         name = queries.WRITES_REPLACE if replace else queries.WRITES_INSERT
-        try:
-            self.store.backend.write_many(name, params)
-        except RunNotFoundError:
-            # Writes can come before the namespace's first checkpoint (a subgraph's
-            # tasks): open its run, which they reference, and write them again.
-            self._open_run(rid, thread_id, namespace)
-            self.store.backend.write_many(name, params)
+
+        def send() -> None:
+            # Both statements are idempotent upserts: repeating them after an outage is
+            # harmless.
+            try:
+                self.store.backend.write_many(name, params)
+            except RunNotFoundError:
+                # Writes can come before the namespace's first checkpoint (a subgraph's
+                # tasks): open its run, which they reference, and write them again.
+                self._open_run(rid, thread_id, namespace)
+                self.store.backend.write_many(name, params)
+
+        ride_out(self.store.outage, send, what=f"thread {thread_id!r}")
 
     def _commit(
         self,
@@ -133,7 +143,14 @@ class StepIndex:
         while True:
             attempt += 1
             try:
-                return (self.store.commit(rid, state, blobs=blobs)).step
+                # A commit repeated with the same state after an outage is the same
+                # commit (the store recognises one that landed).
+                info = ride_out(
+                    self.store.outage,
+                    lambda: self.store.commit(rid, state, blobs=blobs),
+                    what=f"thread {thread_id!r}",
+                )
+                return info.step
             except RunNotFoundError:
                 if attempt >= _ATTEMPTS:
                     raise
@@ -163,15 +180,19 @@ class StepIndex:
     ) -> Entry | None:
         """One checkpoint (the latest when ``checkpoint_id`` is None), or None."""
         rid = thread_run_id(thread_id, namespace)
-        if checkpoint_id is None:
-            rows = self.store.backend.read(queries.INDEX_LATEST, {"run_id": rid})
-        else:
-            rows = self.store.backend.read(
-                queries.INDEX_GET, {"run_id": rid, "checkpoint_id": checkpoint_id}
-            )
-        if not rows:
-            return None
-        return self._load(_index_row(rows[0], thread_id, namespace), codec)
+
+        def read() -> Entry | None:
+            if checkpoint_id is None:
+                rows = self.store.backend.read(queries.INDEX_LATEST, {"run_id": rid})
+            else:
+                rows = self.store.backend.read(
+                    queries.INDEX_GET, {"run_id": rid, "checkpoint_id": checkpoint_id}
+                )
+            if not rows:
+                return None
+            return self._load(_index_row(rows[0], thread_id, namespace), codec)
+
+        return ride_out(self.store.outage, read, what=f"thread {thread_id!r}")
 
     def entries(self, query: ListQuery, codec: IndexCodec) -> Iterator[Entry]:
         """The checkpoints ``query`` selects, newest first, loaded page by page."""

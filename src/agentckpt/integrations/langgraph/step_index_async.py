@@ -35,6 +35,7 @@ from agentckpt.integrations.langgraph.records import (
     thread_run_id,
     unpack_payload,
 )
+from agentckpt.store.ride_out_async import ride_out_async
 from agentckpt.store.store_async import AsyncStore
 
 __all__ = ["AsyncStepIndex"]
@@ -66,16 +67,19 @@ class AsyncStepIndex:
         """Store a checkpoint; returns its step. Durable and visible when this returns."""
         rid = thread_run_id(put.thread_id, put.namespace)
         step = await self._commit(rid, put.thread_id, put.namespace, put.state, put.blobs)
-        await self.store.backend.write(
-            queries.INDEX_PUT,
-            {
-                "run_id": rid,
-                "checkpoint_id": put.checkpoint_id,
-                "step": step,
-                "parent_id": put.parent_id,
-                "invocation_id": put.invocation_id,
-                "metadata": put.metadata,
-            },
+        row = {
+            "run_id": rid,
+            "checkpoint_id": put.checkpoint_id,
+            "step": step,
+            "parent_id": put.parent_id,
+            "invocation_id": put.invocation_id,
+            "metadata": put.metadata,
+        }
+        # An upsert: repeating it after an outage is harmless.
+        await ride_out_async(
+            self.store.outage,
+            lambda: self.store.backend.write(queries.INDEX_PUT, row),
+            what=f"thread {put.thread_id!r}",
         )
         return step
 
@@ -112,13 +116,19 @@ class AsyncStepIndex:
                 }
             )
         name = queries.WRITES_REPLACE if replace else queries.WRITES_INSERT
-        try:
-            await self.store.backend.write_many(name, params)
-        except RunNotFoundError:
-            # Writes can come before the namespace's first checkpoint (a subgraph's
-            # tasks): open its run, which they reference, and write them again.
-            await self._open_run(rid, thread_id, namespace)
-            await self.store.backend.write_many(name, params)
+
+        async def send() -> None:
+            # Both statements are idempotent upserts: repeating them after an outage is
+            # harmless.
+            try:
+                await self.store.backend.write_many(name, params)
+            except RunNotFoundError:
+                # Writes can come before the namespace's first checkpoint (a subgraph's
+                # tasks): open its run, which they reference, and write them again.
+                await self._open_run(rid, thread_id, namespace)
+                await self.store.backend.write_many(name, params)
+
+        await ride_out_async(self.store.outage, send, what=f"thread {thread_id!r}")
 
     async def _commit(
         self,
@@ -132,7 +142,14 @@ class AsyncStepIndex:
         while True:
             attempt += 1
             try:
-                return (await self.store.commit(rid, state, blobs=blobs)).step
+                # A commit repeated with the same state after an outage is the same
+                # commit (the store recognises one that landed).
+                info = await ride_out_async(
+                    self.store.outage,
+                    lambda: self.store.commit(rid, state, blobs=blobs),
+                    what=f"thread {thread_id!r}",
+                )
+                return info.step
             except RunNotFoundError:
                 if attempt >= _ATTEMPTS:
                     raise
@@ -162,15 +179,19 @@ class AsyncStepIndex:
     ) -> Entry | None:
         """One checkpoint (the latest when ``checkpoint_id`` is None), or None."""
         rid = thread_run_id(thread_id, namespace)
-        if checkpoint_id is None:
-            rows = await self.store.backend.read(queries.INDEX_LATEST, {"run_id": rid})
-        else:
-            rows = await self.store.backend.read(
-                queries.INDEX_GET, {"run_id": rid, "checkpoint_id": checkpoint_id}
-            )
-        if not rows:
-            return None
-        return await self._load(_index_row(rows[0], thread_id, namespace), codec)
+
+        async def read() -> Entry | None:
+            if checkpoint_id is None:
+                rows = await self.store.backend.read(queries.INDEX_LATEST, {"run_id": rid})
+            else:
+                rows = await self.store.backend.read(
+                    queries.INDEX_GET, {"run_id": rid, "checkpoint_id": checkpoint_id}
+                )
+            if not rows:
+                return None
+            return await self._load(_index_row(rows[0], thread_id, namespace), codec)
+
+        return await ride_out_async(self.store.outage, read, what=f"thread {thread_id!r}")
 
     async def entries(self, query: ListQuery, codec: IndexCodec) -> AsyncIterator[Entry]:
         """The checkpoints ``query`` selects, newest first, loaded page by page."""

@@ -25,6 +25,7 @@ import asyncio
 import threading
 import uuid
 from collections.abc import Callable
+from functools import partial
 from typing import Any, TypeVar, cast
 from uuid import UUID
 
@@ -39,6 +40,7 @@ from agentckpt._core.codec import validate
 from agentckpt._core.policy import SnapshotPolicy
 from agentckpt.errors import ConfigurationError, RunNotFoundError, StaleHeadError
 from agentckpt.ops import kinds
+from agentckpt.store.ride_out import ride_out
 from agentckpt.store.store import Store
 
 __all__ = ["RUN_KIND", "AgentckptSession", "session_run_id"]
@@ -177,9 +179,15 @@ class AgentckptSession:
 
     # -- the run behind it ---------------------------------------------------------------
 
+    def _latest(self, store: Store) -> Any:
+        # A read: ridden out under the store's outage policy.
+        return ride_out(
+            store.outage, lambda: store.latest(self.run_id), what=f"session {self.session_id!r}"
+        )
+
     def _items(self, store: Store) -> list[Any]:
         try:
-            checkpoint = store.latest(self.run_id)
+            checkpoint = self._latest(store)
         except RunNotFoundError:
             return []
         return list(checkpoint.state["items"]) if checkpoint is not None else []
@@ -194,7 +202,7 @@ class AgentckptSession:
         while True:
             attempt += 1
             try:
-                checkpoint = store.latest(self.run_id)
+                checkpoint = self._latest(store)
             except RunNotFoundError:
                 store.create_run(
                     self.run_id,
@@ -209,12 +217,13 @@ class AgentckptSession:
             new = change(old)
             if new is None:
                 return
+            expected = checkpoint.step if checkpoint is not None else None
             try:
-                store.commit(
-                    self.run_id,
-                    {"items": new},
-                    expected_head=checkpoint.step if checkpoint is not None else None,
-                )
+                # Only the commit is repeated after an outage, never the change: the same
+                # commit again is recognised if it landed, while re-applying the change
+                # to a re-read history would add the items twice.
+                commit = partial(store.commit, self.run_id, {"items": new}, expected_head=expected)
+                ride_out(store.outage, commit, what=f"session {self.session_id!r}")
                 return
             except (StaleHeadError, RunNotFoundError):
                 if attempt >= _ATTEMPTS:

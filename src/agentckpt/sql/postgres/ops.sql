@@ -76,7 +76,21 @@ SELECT current_setting('synchronous_commit') AS synchronous_commit,
        pg_is_in_recovery() AS in_recovery,
        (SELECT count(*) FROM pg_stat_replication) AS replicas,
        (SELECT count(*) FROM pg_stat_replication
-         WHERE sync_state IN ('sync', 'quorum')) AS sync_replicas;
+         WHERE sync_state IN ('sync', 'quorum')) AS sync_replicas,
+       -- A role without pg_monitor sees the standbys but not their state.
+       (SELECT count(*) FROM pg_stat_replication WHERE state IS NULL) AS replicas_hidden;
+
+-- name: ops_replication
+-- Each standby streaming from this server, and the WAL it has not flushed yet.
+SELECT application_name, client_addr::text AS client_addr, state, sync_state,
+       sync_priority,
+       -- (a standby in recovery has no current WAL position of its own)
+       CASE WHEN NOT pg_is_in_recovery()
+            THEN pg_wal_lsn_diff(pg_current_wal_lsn(), flush_lsn)::bigint END
+           AS flush_behind_bytes,
+       extract(epoch FROM replay_lag)::float8 AS replay_lag_seconds
+FROM pg_stat_replication
+ORDER BY application_name;
 
 -- name: ops_export_run
 SELECT run_id, kind, agent_id, status, head_step, head_version, head_open, snapshot_step,
@@ -298,3 +312,14 @@ WHERE run_id = %(run_id)s
                           AND step <= %(first)s), %(first)s)
   AND step <= %(last)s
 ORDER BY step;
+
+-- name: ops_drop_verify_schema
+-- `agentckpt verify` removes its scratch schema, which is the connection's search_path;
+-- only ever a schema named agentckpt_verify_..., whatever the connection points at.
+DO $$
+BEGIN
+    IF current_schema() LIKE 'agentckpt\_verify\_%%' THEN
+        EXECUTE format('DROP SCHEMA %%I CASCADE', current_schema());
+    END IF;
+END
+$$;

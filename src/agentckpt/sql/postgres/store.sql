@@ -42,6 +42,13 @@ FROM runs r
 LEFT JOIN steps s ON s.run_id = r.run_id AND s.step = %(step)s
 WHERE r.run_id = %(run_id)s;
 
+-- name: confirm_commit
+-- A write of the run's row that changes nothing: its own commit returns only once durable
+-- (on PostgreSQL, once the synchronous standby has it), and with it every commit before
+-- it. A retry that finds its earlier commit stored runs it first (that commit's wait
+-- for the standby may have been cancelled).
+UPDATE runs SET head_step = head_step WHERE run_id = %(run_id)s;
+
 -- name: load_chain
 -- The newest snapshot at or before the target step plus every step after it up to the
 -- target, in step order: everything needed to rebuild one state, in one query.

@@ -69,6 +69,12 @@ FROM pragma_page_count() p, pragma_page_size() s, pragma_freelist_count() f;
 SELECT j.journal_mode, s.synchronous, sqlite_version() AS sqlite_version
 FROM pragma_journal_mode() j, pragma_synchronous() s;
 
+-- name: ops_replication
+-- SQLite has no replication: no rows.
+SELECT NULL AS application_name, NULL AS client_addr, NULL AS state, NULL AS sync_state,
+       NULL AS sync_priority, NULL AS flush_behind_bytes, NULL AS replay_lag_seconds
+WHERE 0;
+
 -- name: ops_export_run
 SELECT run_id, kind, agent_id, status, head_step, head_version, head_open, snapshot_step,
        chain_bytes, lease_owner, lease_expires_at, lease_epoch, heartbeat_at, created_at,
@@ -288,3 +294,7 @@ WHERE run_id = :run_id
                         WHERE run_id = :run_id AND kind = 'snapshot' AND step <= :first), :first)
   AND step <= :last
 ORDER BY step;
+
+-- name: ops_drop_verify_schema
+-- SQLite: `agentckpt verify` deletes its scratch file instead; nothing to do here.
+SELECT 1 WHERE 0;

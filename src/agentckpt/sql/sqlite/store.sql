@@ -48,6 +48,13 @@ FROM runs r
 LEFT JOIN steps s ON s.run_id = r.run_id AND s.step = :step
 WHERE r.run_id = :run_id;
 
+-- name: confirm_commit
+-- A write of the run's row that changes nothing: its own commit returns only once durable
+-- (on PostgreSQL, once the synchronous standby has it), and with it every commit before
+-- it. A retry that finds its earlier commit stored runs it first (that commit's wait
+-- for the standby may have been cancelled).
+UPDATE runs SET head_step = head_step WHERE run_id = :run_id;
+
 -- name: load_chain
 SELECT s.step, s.parent_step, s.kind, s.is_open, s.codec, s.payload, s.state_version,
        s.write_version, s.raw_bytes, s.state_bytes, s.checksum, s.created_at, s.updated_at
