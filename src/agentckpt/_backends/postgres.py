@@ -19,6 +19,7 @@ they are, with a note saying the write's outcome is unknown.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 import weakref
@@ -58,6 +59,7 @@ from agentckpt.errors import (
     OutcomeUnknownError,
     UnavailableError,
 )
+from agentckpt.tenancy.names import DEFAULT_TENANT, TENANT_SETTING, check_tenant
 
 T = TypeVar("T")
 Conn = psycopg.Connection[Row]
@@ -218,8 +220,14 @@ class PostgresBackend:
         backoff: float = 0.05,
         wait: float = 30.0,
         deadline: float = 15.0,
+        tenant: str = DEFAULT_TENANT,
     ) -> None:
         self._pool = pool
+        self.tenant = check_tenant(tenant)
+        # One message opens the transaction and sets its tenant (a name check_tenant
+        # allows holds no quote). prepare=False keeps it on the simple query protocol,
+        # the only one that takes two statements.
+        self._begin = f"BEGIN; SELECT set_config('{TENANT_SETTING}', '{self.tenant}', true)"
         self.schema = schema
         self._attempts = attempts
         self._backoff = backoff
@@ -273,7 +281,13 @@ class PostgresBackend:
                 f"could not connect to PostgreSQL within {options.wait:g} s; check the URL "
                 "and that the server is up"
             ) from exc
-        return cls(pool, schema=options.schema, wait=options.wait, deadline=options.deadline)
+        return cls(
+            pool,
+            schema=options.schema,
+            wait=options.wait,
+            deadline=options.deadline,
+            tenant=options.tenant,
+        )
 
     def _run(self, fn: Callable[[Conn], T], *, writing: bool, bounded: bool = True) -> T:
         attempt = 0
@@ -305,7 +319,7 @@ class PostgresBackend:
         watch = _compat.Deadline(conn, self.deadline)
         try:
             with watch:
-                result = fn(conn)
+                result = self._in_tenant(conn, fn)
         except psycopg.Error as exc:
             if not watch.expired:
                 raise
@@ -322,6 +336,25 @@ class PostgresBackend:
                 "failover now could lose the write. Retry the same commit: it is "
                 "idempotent, and the retry waits for the standby"
             )
+        return result
+
+    def _in_tenant(self, conn: Conn, fn: Callable[[Conn], T]) -> T:
+        """Run ``fn`` in one transaction whose first statement sets the store's tenant.
+
+        The setting is transaction-local (``set_config(..., true)``): it ends with the
+        transaction, so a pooled connection (PgBouncer's transaction pooling too) never
+        carries one store's tenant to the next user, and row-level security sees the
+        tenant of this store on every statement of ``fn``.
+        """
+        conn.execute(self._begin, prepare=False)
+        try:
+            result = fn(conn)
+        except BaseException:
+            if not conn.closed:
+                with contextlib.suppress(psycopg.Error):
+                    conn.execute("ROLLBACK", prepare=False)
+            raise
+        conn.execute("COMMIT", prepare=False)
         return result
 
     def _discard(self, conn: Conn) -> None:
@@ -403,7 +436,7 @@ class PostgresBackend:
         return self._run(read, writing=False)
 
     def write(self, name: str, params: Params) -> list[Row]:
-        """Run a named single-statement write; autocommit makes it its own transaction."""
+        """Run a named single-statement write in its own transaction."""
         sql = self._queries[name]
 
         def write(conn: Conn) -> list[Row]:

@@ -18,6 +18,7 @@ they are, with a note saying the write's outcome is unknown.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 import weakref
@@ -57,6 +58,8 @@ from agentckpt.errors import (
     OutcomeUnknownError,
     UnavailableError,
 )
+
+from agentckpt.tenancy.names import DEFAULT_TENANT, TENANT_SETTING, check_tenant
 
 T = TypeVar("T")
 Conn = psycopg.AsyncConnection[Row]
@@ -219,8 +222,14 @@ class AsyncPostgresBackend:
         backoff: float = 0.05,
         wait: float = 30.0,
         deadline: float = 15.0,
+        tenant: str = DEFAULT_TENANT,
     ) -> None:
         self._pool = pool
+        self.tenant = check_tenant(tenant)
+        # One message opens the transaction and sets its tenant (a name check_tenant
+        # allows holds no quote). prepare=False keeps it on the simple query protocol,
+        # the only one that takes two statements.
+        self._begin = f"BEGIN; SELECT set_config('{TENANT_SETTING}', '{self.tenant}', true)"
         self.schema = schema
         self._attempts = attempts
         self._backoff = backoff
@@ -274,7 +283,13 @@ class AsyncPostgresBackend:
                 f"could not connect to PostgreSQL within {options.wait:g} s; check the URL "
                 "and that the server is up"
             ) from exc
-        return cls(pool, schema=options.schema, wait=options.wait, deadline=options.deadline)
+        return cls(
+            pool,
+            schema=options.schema,
+            wait=options.wait,
+            deadline=options.deadline,
+            tenant=options.tenant,
+        )
 
     async def _run(
         self, fn: Callable[[Conn], Awaitable[T]], *, writing: bool, bounded: bool = True
@@ -308,7 +323,7 @@ class AsyncPostgresBackend:
         watch = _compat.AsyncDeadline(conn, self.deadline)
         try:
             async with watch:
-                result = await fn(conn)
+                result = await self._in_tenant(conn, fn)
         except psycopg.Error as exc:
             if not watch.expired:
                 raise
@@ -325,6 +340,25 @@ class AsyncPostgresBackend:
                 "failover now could lose the write. Retry the same commit: it is "
                 "idempotent, and the retry waits for the standby"
             )
+        return result
+
+    async def _in_tenant(self, conn: Conn, fn: Callable[[Conn], Awaitable[T]]) -> T:
+        """Run ``fn`` in one transaction whose first statement sets the store's tenant.
+
+        The setting is transaction-local (``set_config(..., true)``): it ends with the
+        transaction, so a pooled connection (PgBouncer's transaction pooling too) never
+        carries one store's tenant to the next user, and row-level security sees the
+        tenant of this store on every statement of ``fn``.
+        """
+        await conn.execute(self._begin, prepare=False)
+        try:
+            result = await fn(conn)
+        except BaseException:
+            if not conn.closed:
+                with contextlib.suppress(psycopg.Error):
+                    await conn.execute("ROLLBACK", prepare=False)
+            raise
+        await conn.execute("COMMIT", prepare=False)
         return result
 
     async def _discard(self, conn: Conn) -> None:
@@ -408,7 +442,7 @@ class AsyncPostgresBackend:
         return await self._run(read, writing=False)
 
     async def write(self, name: str, params: Params) -> list[Row]:
-        """Run a named single-statement write; autocommit makes it its own transaction."""
+        """Run a named single-statement write in its own transaction."""
         sql = self._queries[name]
 
         async def write(conn: Conn) -> list[Row]:
