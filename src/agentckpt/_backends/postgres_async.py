@@ -58,7 +58,6 @@ from agentckpt.errors import (
     OutcomeUnknownError,
     UnavailableError,
 )
-
 from agentckpt.tenancy.names import DEFAULT_TENANT, TENANT_SETTING, check_tenant
 
 T = TypeVar("T")

@@ -123,9 +123,7 @@ class SqliteBackend:
             # The tenant every named query filters on and every insert writes: SQLite has
             # no session setting, so the connection answers agentckpt_tenant() itself.
             tenant = options.tenant
-            self._conn.create_function(
-                "agentckpt_tenant", 0, lambda: tenant, deterministic=True
-            )
+            self._conn.create_function("agentckpt_tenant", 0, lambda: tenant, deterministic=True)
         except sqlite3.Error as exc:
             raise _translate(exc) from exc
         self._lock = threading.RLock()

@@ -21,7 +21,9 @@ def _kind(redactor: Redactor) -> str:
     return str(kind or type(redactor).__name__)
 
 
-def redact_text(text: str, redactors: Sequence[Redactor], *, path: str = "") -> tuple[str, list[Redaction]]:
+def redact_text(
+    text: str, redactors: Sequence[Redactor], *, path: str = ""
+) -> tuple[str, list[Redaction]]:
     """``text`` through every redactor in order, and a record per redactor that changed it.
 
     A redactor that raises, or returns something other than a str, is a
@@ -50,7 +52,9 @@ def _escape(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
 
 
-def redact(value: Any, redactors: Sequence[Redactor], *, path: str = "") -> tuple[Any, list[Redaction]]:
+def redact(
+    value: Any, redactors: Sequence[Redactor], *, path: str = ""
+) -> tuple[Any, list[Redaction]]:
     """``value`` with every string redacted (object keys are kept), and the records.
 
     Paths are JSON Pointers from ``path``. Containers are copied only where something

@@ -79,7 +79,8 @@ def _p(kind: str, pattern: str, check: Callable[[str], bool] | None = None) -> P
 SECRET_REDACTORS: tuple[PatternRedactor, ...] = (
     _p(
         "private_key",
-        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----",
+        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]*?"
+        r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----",
     ),
     _p("anthropic_key", r"\bsk-ant-[a-z]+\d*-[A-Za-z0-9_-]{32,}"),
     _p("openai_key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{32,}"),
