@@ -450,6 +450,17 @@ class AsyncConversation:
             known.extend(r for r in found if r not in known)
         return value
 
+    def _redact_message(self, message: dict[str, Any], path: str) -> dict[str, Any]:
+        """The message with its content and tool calls (arguments, results) redacted;
+        role, timestamps and ids are the library's own and stay as they are."""
+        if not self.conversations.redactors:
+            return message
+        out = dict(message)
+        for key in ("content", "tool_calls"):
+            if key in out:
+                out[key] = self._redact(out[key], f"{path}/{key}")
+        return out
+
     def _call_path(self, call: ToolCall) -> str:
         """The JSON Pointer of ``call``'s result in the stored state."""
         for i in range(len(self.state.conversation) - 1, self._turn_start - 1, -1):
@@ -629,7 +640,7 @@ class AsyncConversation:
             self._history = [row for row in self._history if row.seq not in done]
         assert self._step is not None
         open_turn = [
-            self._redact(m.to_json(), f"/conversation/{self._turn_start + k}")
+            self._redact_message(m.to_json(), f"/conversation/{self._turn_start + k}")
             for k, m in enumerate(self.state.conversation[self._turn_start :])
         ]
         document = self.state.to_json(conversation=self._sealed + open_turn)
