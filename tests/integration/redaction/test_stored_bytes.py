@@ -5,19 +5,17 @@ misses stay as they were, and what was redacted is recorded (paths and kinds onl
 from __future__ import annotations
 
 import json
-import sqlite3
 import uuid
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
 
 from agentckpt import AgentRun, Conversations, Store
-from agentckpt._core.compression import unpack
 from agentckpt.errors import RedactionError
 from agentckpt.redaction import DEFAULT_REDACTORS, placeholder, records_in, redact_text
 from agentckpt.runs import Finish
+from tests.integration.redaction.stored import stored_bytes as _stored_bytes
 from tests.support.sample_store import cli
 
 # (kind, text containing exactly one secret, the secret)
@@ -72,46 +70,6 @@ def _corpus() -> list[tuple[str, str, str]]:
     token = uuid.uuid4().hex  # 32 characters, unique per test run
     fill = {"r": token, "r36": (token + token)[:36], "r33": token}
     return [(k, t.format(**fill), s.format(**fill)) for k, t, s in SECRETS]
-
-
-TABLES = {
-    "steps": ("codec", "payload"),
-    "blobs": ("codec", "data"),
-    "effects": ("codec", "payload"),
-    "history": ("codec", "payload"),
-    "events": ("codec", "payload"),
-}
-
-
-def _unpacked(codec: str, payload: bytes) -> bytes:
-    try:
-        return unpack(codec, payload, where="test")
-    except Exception:
-        return payload  # a codec unpack does not know (blobs): keep the raw bytes too
-
-
-def _stored_bytes(url: str, tmp: Path) -> bytes:
-    """Every byte of every agentckpt row (payloads decompressed), and on SQLite the raw
-    database file and its WAL too."""
-    chunks: list[bytes] = []
-    if url.startswith("sqlite"):
-        path = Path(url.removeprefix("sqlite:///"))
-        for suffix in ("", "-wal"):
-            file = Path(f"{path}{suffix}")
-            if file.exists():
-                chunks.append(file.read_bytes())
-        conn: Any = sqlite3.connect(path)
-    else:
-        base, _, query = url.partition("?")
-        schema = query.removeprefix("schema=")
-        conn = psycopg.connect(base, options=f"-c search_path={schema}")
-    with conn:
-        runs = conn.execute("SELECT config, metadata FROM runs").fetchall()
-        chunks += [bytes(c) + str(m).encode() for c, m in runs]
-        for table, (codec, column) in TABLES.items():
-            for c, data in conn.execute(f"SELECT {codec}, {column} FROM {table}").fetchall():
-                chunks.append(_unpacked(c, bytes(data)))
-    return b"\n".join(chunks)
 
 
 def test_each_secret_is_found_and_each_near_miss_is_not() -> None:
@@ -215,3 +173,18 @@ def test_a_custom_redactor_and_one_that_fails(tmp_path: Path) -> None:
         assert "secret text" not in str(exc.value)
         assert store.latest(conv2.conversation_id) is None
     assert b"EMP-0042" not in _stored_bytes(url, tmp_path)
+
+
+def test_without_redactors_the_search_finds_every_secret(url: str, tmp_path: Path) -> None:
+    """The control: the same search sees the secrets when nothing redacts them (also in
+    a blob and compressed), so its silence above means something."""
+    corpus = _corpus()
+    with Store.connect(url) as store:
+        conv = Conversations(store).start(agent_id="a", agent_config={"model": "m"}, tools=[])
+        conv.add_user_message(" ".join(text for _, text, _ in corpus))
+        call = conv.start_tool_call("lookup", {"q": 1})
+        conv.finish_tool_call(call, {"rows": [corpus[0][1]] * 400})
+        conv.add_assistant_message("done")
+    stored = _stored_bytes(url, tmp_path)
+    for kind, _, secret in corpus:
+        assert secret.encode() in stored, kind
