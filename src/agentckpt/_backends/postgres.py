@@ -19,7 +19,6 @@ they are, with a note saying the write's outcome is unknown.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import time
 import weakref
@@ -28,6 +27,7 @@ from typing import Any, TypeVar
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
+from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 from psycopg_pool.base import AttemptWithBackoff
@@ -63,6 +63,12 @@ from agentckpt.tenancy.names import DEFAULT_TENANT, TENANT_SETTING, check_tenant
 
 T = TypeVar("T")
 Conn = psycopg.Connection[Row]
+
+# The first statement of every transaction: the tenant row-level security binds it to.
+SET_TENANT = f"SELECT set_config('{TENANT_SETTING}', %(tenant)s, true)"
+# libpq 14+ pipelines; an older one sets the tenant in an explicit transaction instead
+# (one more round trip for BEGIN and one for COMMIT).
+_PIPELINE = psycopg.Pipeline.is_supported()
 
 # libpq's connect_timeout when the URL sets none (psycopg's own default is 130 s, so a
 # frozen host of a multi-host URL would hold every reconnect that long).
@@ -224,10 +230,6 @@ class PostgresBackend:
     ) -> None:
         self._pool = pool
         self.tenant = check_tenant(tenant)
-        # One message opens the transaction and sets its tenant (a name check_tenant
-        # allows holds no quote). prepare=False keeps it on the simple query protocol,
-        # the only one that takes two statements.
-        self._begin = f"BEGIN; SELECT set_config('{TENANT_SETTING}', '{self.tenant}', true)"
         self.schema = schema
         self._attempts = attempts
         self._backoff = backoff
@@ -303,8 +305,14 @@ class PostgresBackend:
                     f"no PostgreSQL connection free or reachable within {self._wait:g} s"
                 ) from exc
             except psycopg.Error as exc:
-                if retry_kind(exc) is Retry.NO or attempt >= self._attempts:
+                kind = retry_kind(exc)
+                if kind is Retry.NO or attempt >= self._attempts:
                     raise translate(exc, writing=writing) from exc
+                if kind is Retry.CONNECTION:
+                    # One lost connection often means more (a restart, a failover, a
+                    # terminated group): a pipelined call meets a dead idle connection
+                    # only as it syncs, so the pool drops every dead one before the retry.
+                    self._pool.check()
                 _compat.sleep(self._backoff * 2 ** (attempt - 1))
             except BaseException as exc:
                 if writing and not isinstance(exc, Exception):
@@ -319,7 +327,7 @@ class PostgresBackend:
         watch = _compat.Deadline(conn, self.deadline)
         try:
             with watch:
-                result = self._in_tenant(conn, fn)
+                result = fn(conn)
         except psycopg.Error as exc:
             if not watch.expired:
                 raise
@@ -338,24 +346,35 @@ class PostgresBackend:
             )
         return result
 
-    def _in_tenant(self, conn: Conn, fn: Callable[[Conn], T]) -> T:
-        """Run ``fn`` in one transaction whose first statement sets the store's tenant.
+    def _scoped(self, conn: Conn, sql: str, params: Params) -> list[Row]:
+        """Run one statement in one transaction whose first statement sets the tenant.
 
-        The setting is transaction-local (``set_config(..., true)``): it ends with the
-        transaction, so a pooled connection (PgBouncer's transaction pooling too) never
-        carries one store's tenant to the next user, and row-level security sees the
-        tenant of this store on every statement of ``fn``.
+        ``set_config(..., true)`` is transaction-local: it ends with the transaction, so a
+        pooled connection (PgBouncer's transaction pooling too) never carries this
+        store's tenant to its next user. In pipeline mode both statements go in one
+        round trip and run in the implicit transaction that ends at the pipeline's sync
+        (committed then, as an autocommit statement is).
         """
-        conn.execute(self._begin, prepare=False)
-        try:
-            result = fn(conn)
-        except BaseException:
-            if not conn.closed:
-                with contextlib.suppress(psycopg.Error):
-                    conn.execute("ROLLBACK", prepare=False)
-            raise
-        conn.execute("COMMIT", prepare=False)
-        return result
+        if _PIPELINE:
+            try:
+                with conn.pipeline() as pipeline:
+                    conn.execute(SET_TENANT, {"tenant": self.tenant})
+                    cur = conn.execute(sql, params)
+                    pipeline.sync()
+                    return cur.fetchall() if cur.description else []
+            except BaseException:
+                # A connection lost (or interrupted) mid-pipeline can look busy rather than
+                # broken to the pool, which would hand it out again: close it, so the pool
+                # replaces it. After a plain SQL error it is idle again and is kept.
+                if not conn.closed and (
+                    conn.broken or conn.info.transaction_status != TransactionStatus.IDLE
+                ):
+                    conn.close()
+                raise
+        with conn.transaction():
+            conn.execute(SET_TENANT, {"tenant": self.tenant})
+            cur = conn.execute(sql, params)
+            return cur.fetchall() if cur.description else []
 
     def _discard(self, conn: Conn) -> None:
         conn.close()
@@ -430,8 +449,7 @@ class PostgresBackend:
         sql = self._queries[name]
 
         def read(conn: Conn) -> list[Row]:
-            cur = conn.execute(sql, params)
-            return cur.fetchall() if cur.description else []
+            return self._scoped(conn, sql, params)
 
         return self._run(read, writing=False)
 
@@ -440,8 +458,7 @@ class PostgresBackend:
         sql = self._queries[name]
 
         def write(conn: Conn) -> list[Row]:
-            cur = conn.execute(sql, params)
-            return cur.fetchall() if cur.description else []
+            return self._scoped(conn, sql, params)
 
         return self._run(write, writing=True)
 
@@ -455,6 +472,7 @@ class PostgresBackend:
 
         def write(conn: Conn) -> None:
             with conn.transaction(), conn.cursor() as cur:
+                cur.execute(SET_TENANT, {"tenant": self.tenant})
                 for sql, params in batches:
                     if params:
                         cur.executemany(sql, params)
@@ -468,8 +486,8 @@ class PostgresBackend:
         q = self._queries
 
         def commit(conn: Conn) -> list[CommitOutcome]:
-            cur = conn.execute(q["commit_steps"], params)
-            landed = {row["run_id"]: row for row in cur.fetchall()}
+            rows = self._scoped(conn, q["commit_steps"], params)
+            landed = {row["run_id"]: row for row in rows}
             outcomes: list[CommitOutcome] = []
             for write in writes:
                 row = landed.get(write.run_id)
@@ -477,8 +495,8 @@ class PostgresBackend:
                     outcomes.append(Committed(row["created_at"], row["updated_at"]))
                     continue
                 probe = {"run_id": write.run_id, "step": write.step}
-                cur = conn.execute(q["commit_probe"], probe)
-                outcomes.append(Refused(cur.fetchone()))
+                found = self._scoped(conn, q["commit_probe"], probe)
+                outcomes.append(Refused(found[0] if found else None))
             return outcomes
 
         return self._run(commit, writing=True)
