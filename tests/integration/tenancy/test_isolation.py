@@ -275,3 +275,32 @@ def test_the_setting_ends_with_each_transaction(roles: Roles) -> None:
         with b.backend._pool.connection() as conn:  # type: ignore[attr-defined]
             assert leftover(conn) in ({"tenant": None}, {"tenant": ""})
             assert conn.execute("SELECT count(*) AS n FROM runs").fetchone() == {"n": 0}
+
+
+def test_a_tenant_cannot_read_or_fork_into_another_tenants_history(tenant_url: str) -> None:
+    from agentckpt import Conversations
+    from agentckpt.conversation import queries as conversation_queries
+    from agentckpt.conversation.options import ConversationOptions
+
+    options = ConversationOptions(archive_threshold=2_000, archive_keep_turns=1)
+    with (
+        Store.connect(tenant_url, tenant="tenant-b", migrate=False) as b,
+        Store.connect(tenant_url, tenant="tenant-a", migrate=False) as a,
+    ):
+        conv = Conversations(b, options=options).start(
+            agent_id="b", agent_config={"model": "m"}, tools=[]
+        )
+        for turn in range(12):
+            conv.add_user_message(f"turn {turn} " + "words " * 60)
+            conv.add_assistant_message("ok " * 60)
+        b_run = conv.conversation_id
+        query = {"run_id": b_run, "segments": 1_000}
+        archived = b.backend.read(conversation_queries.HISTORY, query)
+        assert archived, "the conversation archived no turns"
+        assert a.backend.read(conversation_queries.HISTORY, query) == []
+        with pytest.raises(RunNotFoundError):
+            Conversations(a).open(b_run, agent_config={"model": "m"}, tools=[])
+        with pytest.raises(RunNotFoundError):
+            a.fork(b_run)
+        assert a.delete_run(b_run) is False
+        assert len(b.backend.read(conversation_queries.HISTORY, query)) == len(archived)
