@@ -57,6 +57,7 @@ from agentckpt.ops import kinds
 from agentckpt.redaction import Redactor
 from agentckpt.store.store import Store
 from agentckpt.store.store_async import AsyncStore
+from agentckpt.tenancy import DEFAULT_TENANT
 
 __all__ = [
     "DEFAULT_POLICY",
@@ -211,9 +212,12 @@ class AgentckptSaver(BaseCheckpointSaver[Any]):
         return self._sync().store
 
     @staticmethod
-    def run_id(thread_id: str, checkpoint_ns: str = "") -> UUID:
-        """The id of the agentckpt run that stores a thread's checkpoints in a namespace."""
-        return thread_run_id(calls.thread(thread_id), check_text(checkpoint_ns, "checkpoint_ns"))
+    def run_id(thread_id: str, checkpoint_ns: str = "", tenant: str = DEFAULT_TENANT) -> UUID:
+        """The id of the agentckpt run that stores a thread's checkpoints in a namespace
+        (for ``tenant``, the tenant of the saver's store)."""
+        return thread_run_id(
+            calls.thread(thread_id), check_text(checkpoint_ns, "checkpoint_ns"), tenant
+        )
 
     def _sync(self) -> StepIndex:
         with self._lock:

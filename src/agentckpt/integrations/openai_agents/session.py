@@ -36,6 +36,7 @@ from agents.memory.session_settings import (
     resolve_session_limit,
 )
 
+from agentckpt._backends.factory import parse_url
 from agentckpt._core.codec import validate
 from agentckpt._core.policy import SnapshotPolicy
 from agentckpt.errors import ConfigurationError, RunNotFoundError, StaleHeadError
@@ -43,6 +44,7 @@ from agentckpt.ops import kinds
 from agentckpt.redaction import Redaction, Redactor, record_metadata, redact
 from agentckpt.store.ride_out import ride_out
 from agentckpt.store.store import Store
+from agentckpt.tenancy import DEFAULT_TENANT, check_tenant
 
 __all__ = ["RUN_KIND", "AgentckptSession", "session_run_id"]
 
@@ -58,15 +60,26 @@ _SESSION_NAMESPACE = uuid.UUID("9d2c4f0e-1b7a-4e63-8c55-0f3e7a9b2d41")
 _ATTEMPTS = 16
 
 
+def _url_tenant(url: str | None) -> str:
+    """The tenant a session's URL names (``?tenant=``), else the default tenant."""
+    if url is None:
+        return DEFAULT_TENANT
+    options, _ = parse_url(url).resolve()
+    return options.tenant
+
+
 def _shifted(record: Redaction, base: int) -> Redaction:
     """``/items/+<base>/<k>/...`` (a path into the added items) as ``/items/<base+k>/...``."""
     head, _, rest = record.path.removeprefix(f"/items/+{base}/").partition("/")
     return Redaction(f"/items/{base + int(head)}" + (f"/{rest}" if rest else ""), record.kind)
 
 
-def session_run_id(session_id: str) -> UUID:
-    """The id of the run that stores session ``session_id``."""
-    return uuid.uuid5(_SESSION_NAMESPACE, session_id)
+def session_run_id(session_id: str, tenant: str = DEFAULT_TENANT) -> UUID:
+    """The id of the run that stores session ``session_id`` of ``tenant``: two tenants'
+    sessions of the same id are two runs (the default tenant keeps the ids it had)."""
+    if tenant == DEFAULT_TENANT:
+        return uuid.uuid5(_SESSION_NAMESPACE, session_id)
+    return uuid.uuid5(_SESSION_NAMESPACE, f"{check_tenant(tenant)}\x00{session_id}")
 
 
 class AgentckptSession:
@@ -108,7 +121,9 @@ class AgentckptSession:
             if session_settings is not None
             else SessionSettings()
         )
-        self.run_id = session_run_id(session_id)
+        # The tenant of the store (given, or named by the URL) is part of the run id.
+        tenant = store.tenant if store is not None else _url_tenant(url)
+        self.run_id = session_run_id(session_id, tenant)
         self.url = url
         self._store = store
         self._owns_store = store is None
