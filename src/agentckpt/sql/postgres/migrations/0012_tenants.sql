@@ -14,6 +14,10 @@
 -- run_id stays every table's key and the Citus distribution column: tenant_id is a plain
 -- column, filtered by the policies, never part of a key.
 --
+-- For later migrations: FORCE binds the owner that migrates too, so a migration that reads
+-- or rewrites rows sees none unless it runs as a superuser or a BYPASSRLS role (or sets
+-- each tenant in turn); one that only changes the schema is not affected.
+--
 -- One block per table of agentckpt.tenancy.TENANT_TABLES, as
 -- agentckpt.tenancy.policies.tenant_policy_sql(table) writes it.
 
