@@ -304,3 +304,34 @@ def test_a_tenant_cannot_read_or_fork_into_another_tenants_history(tenant_url: s
             a.fork(b_run)
         assert a.delete_run(b_run) is False
         assert len(b.backend.read(conversation_queries.HISTORY, query)) == len(archived)
+
+
+def test_the_policy_helper_writes_what_the_migration_applied(roles: Roles) -> None:
+    """tenant_policy_sql(table), for a table a later migration adds, gives it the same
+    column, default, check and policy as migration 0012 gave the others."""
+    from agentckpt.tenancy.policies import tenant_policy_sql
+
+    with psycopg.connect(roles.admin_dsn, options=f"-c search_path={roles.schema}") as conn:
+        conn.execute("CREATE TABLE extra (run_id uuid PRIMARY KEY)")
+        conn.execute(tenant_policy_sql("extra").encode())
+
+        def shape(table: str) -> tuple[Any, ...]:
+            policy = conn.execute(
+                "SELECT policyname, cmd, qual, with_check FROM pg_policies"
+                " WHERE schemaname = %s AND tablename = %s",
+                (roles.schema, table),
+            ).fetchall()
+            column = conn.execute(
+                "SELECT data_type, is_nullable, column_default FROM information_schema.columns"
+                " WHERE table_schema = %s AND table_name = %s AND column_name = 'tenant_id'",
+                (roles.schema, table),
+            ).fetchall()
+            check = conn.execute(
+                "SELECT pg_get_constraintdef(oid) FROM pg_constraint"
+                " WHERE conrelid = %s::regclass AND contype = 'c' AND conname LIKE '%%tenant%%'",
+                (f"{roles.schema}.{table}",),
+            ).fetchall()
+            return policy, column, check
+
+        assert shape("extra") == shape("steps")
+        conn.rollback()

@@ -18,80 +18,39 @@
 -- or rewrites rows sees none unless it runs as a superuser or a BYPASSRLS role (or sets
 -- each tenant in turn); one that only changes the schema is not affected.
 --
--- One block per table of agentckpt.tenancy.TENANT_TABLES, as
--- agentckpt.tenancy.policies.tenant_policy_sql(table) writes it.
-
-ALTER TABLE runs ADD COLUMN tenant_id text NOT NULL DEFAULT 'default'
-    CONSTRAINT runs_tenant_named CHECK (tenant_id <> '');
-ALTER TABLE runs ALTER COLUMN tenant_id SET DEFAULT COALESCE(NULLIF(current_setting('agentckpt.tenant', true), ''), 'default');
-ALTER TABLE runs ENABLE ROW LEVEL SECURITY;
-ALTER TABLE runs FORCE ROW LEVEL SECURITY;
-CREATE POLICY tenant_isolation ON runs
-    USING (tenant_id = current_setting('agentckpt.tenant', true)) WITH CHECK (tenant_id = current_setting('agentckpt.tenant', true));
-
-ALTER TABLE steps ADD COLUMN tenant_id text NOT NULL DEFAULT 'default'
-    CONSTRAINT steps_tenant_named CHECK (tenant_id <> '');
-ALTER TABLE steps ALTER COLUMN tenant_id SET DEFAULT COALESCE(NULLIF(current_setting('agentckpt.tenant', true), ''), 'default');
-ALTER TABLE steps ENABLE ROW LEVEL SECURITY;
-ALTER TABLE steps FORCE ROW LEVEL SECURITY;
-CREATE POLICY tenant_isolation ON steps
-    USING (tenant_id = current_setting('agentckpt.tenant', true)) WITH CHECK (tenant_id = current_setting('agentckpt.tenant', true));
-
-ALTER TABLE blobs ADD COLUMN tenant_id text NOT NULL DEFAULT 'default'
-    CONSTRAINT blobs_tenant_named CHECK (tenant_id <> '');
-ALTER TABLE blobs ALTER COLUMN tenant_id SET DEFAULT COALESCE(NULLIF(current_setting('agentckpt.tenant', true), ''), 'default');
-ALTER TABLE blobs ENABLE ROW LEVEL SECURITY;
-ALTER TABLE blobs FORCE ROW LEVEL SECURITY;
-CREATE POLICY tenant_isolation ON blobs
-    USING (tenant_id = current_setting('agentckpt.tenant', true)) WITH CHECK (tenant_id = current_setting('agentckpt.tenant', true));
-
-ALTER TABLE effects ADD COLUMN tenant_id text NOT NULL DEFAULT 'default'
-    CONSTRAINT effects_tenant_named CHECK (tenant_id <> '');
-ALTER TABLE effects ALTER COLUMN tenant_id SET DEFAULT COALESCE(NULLIF(current_setting('agentckpt.tenant', true), ''), 'default');
-ALTER TABLE effects ENABLE ROW LEVEL SECURITY;
-ALTER TABLE effects FORCE ROW LEVEL SECURITY;
-CREATE POLICY tenant_isolation ON effects
-    USING (tenant_id = current_setting('agentckpt.tenant', true)) WITH CHECK (tenant_id = current_setting('agentckpt.tenant', true));
-
-ALTER TABLE history ADD COLUMN tenant_id text NOT NULL DEFAULT 'default'
-    CONSTRAINT history_tenant_named CHECK (tenant_id <> '');
-ALTER TABLE history ALTER COLUMN tenant_id SET DEFAULT COALESCE(NULLIF(current_setting('agentckpt.tenant', true), ''), 'default');
-ALTER TABLE history ENABLE ROW LEVEL SECURITY;
-ALTER TABLE history FORCE ROW LEVEL SECURITY;
-CREATE POLICY tenant_isolation ON history
-    USING (tenant_id = current_setting('agentckpt.tenant', true)) WITH CHECK (tenant_id = current_setting('agentckpt.tenant', true));
-
-ALTER TABLE events ADD COLUMN tenant_id text NOT NULL DEFAULT 'default'
-    CONSTRAINT events_tenant_named CHECK (tenant_id <> '');
-ALTER TABLE events ALTER COLUMN tenant_id SET DEFAULT COALESCE(NULLIF(current_setting('agentckpt.tenant', true), ''), 'default');
-ALTER TABLE events ENABLE ROW LEVEL SECURITY;
-ALTER TABLE events FORCE ROW LEVEL SECURITY;
-CREATE POLICY tenant_isolation ON events
-    USING (tenant_id = current_setting('agentckpt.tenant', true)) WITH CHECK (tenant_id = current_setting('agentckpt.tenant', true));
-
-ALTER TABLE run_threads ADD COLUMN tenant_id text NOT NULL DEFAULT 'default'
-    CONSTRAINT run_threads_tenant_named CHECK (tenant_id <> '');
-ALTER TABLE run_threads ALTER COLUMN tenant_id SET DEFAULT COALESCE(NULLIF(current_setting('agentckpt.tenant', true), ''), 'default');
-ALTER TABLE run_threads ENABLE ROW LEVEL SECURITY;
-ALTER TABLE run_threads FORCE ROW LEVEL SECURITY;
-CREATE POLICY tenant_isolation ON run_threads
-    USING (tenant_id = current_setting('agentckpt.tenant', true)) WITH CHECK (tenant_id = current_setting('agentckpt.tenant', true));
-
-ALTER TABLE step_index ADD COLUMN tenant_id text NOT NULL DEFAULT 'default'
-    CONSTRAINT step_index_tenant_named CHECK (tenant_id <> '');
-ALTER TABLE step_index ALTER COLUMN tenant_id SET DEFAULT COALESCE(NULLIF(current_setting('agentckpt.tenant', true), ''), 'default');
-ALTER TABLE step_index ENABLE ROW LEVEL SECURITY;
-ALTER TABLE step_index FORCE ROW LEVEL SECURITY;
-CREATE POLICY tenant_isolation ON step_index
-    USING (tenant_id = current_setting('agentckpt.tenant', true)) WITH CHECK (tenant_id = current_setting('agentckpt.tenant', true));
-
-ALTER TABLE step_writes ADD COLUMN tenant_id text NOT NULL DEFAULT 'default'
-    CONSTRAINT step_writes_tenant_named CHECK (tenant_id <> '');
-ALTER TABLE step_writes ALTER COLUMN tenant_id SET DEFAULT COALESCE(NULLIF(current_setting('agentckpt.tenant', true), ''), 'default');
-ALTER TABLE step_writes ENABLE ROW LEVEL SECURITY;
-ALTER TABLE step_writes FORCE ROW LEVEL SECURITY;
-CREATE POLICY tenant_isolation ON step_writes
-    USING (tenant_id = current_setting('agentckpt.tenant', true)) WITH CHECK (tenant_id = current_setting('agentckpt.tenant', true));
+-- The tables: agentckpt.tenancy.TENANT_TABLES, one per line; a table that a migration
+-- numbered below this one adds is one more line here (and in the SQLite migration).
+-- The statements are agentckpt.tenancy.policies.tenant_policy_sql(table).
+DO $$
+DECLARE
+    t text;
+BEGIN
+    FOREACH t IN ARRAY ARRAY[
+        'runs',
+        'steps',
+        'blobs',
+        'effects',
+        'history',
+        'events',
+        'run_threads',
+        'step_index',
+        'step_writes'
+    ] LOOP
+        EXECUTE format(
+            'ALTER TABLE %1$I ADD COLUMN tenant_id text NOT NULL DEFAULT ''default'' '
+            'CONSTRAINT %2$I CHECK (tenant_id <> '''')', t, t || '_tenant_named');
+        EXECUTE format(
+            'ALTER TABLE %I ALTER COLUMN tenant_id SET DEFAULT '
+            'COALESCE(NULLIF(current_setting(''agentckpt.tenant'', true), ''''), ''default'')', t);
+        EXECUTE format('ALTER TABLE %I ENABLE ROW LEVEL SECURITY', t);
+        EXECUTE format('ALTER TABLE %I FORCE ROW LEVEL SECURITY', t);
+        EXECUTE format(
+            'CREATE POLICY tenant_isolation ON %I '
+            'USING (tenant_id = current_setting(''agentckpt.tenant'', true)) '
+            'WITH CHECK (tenant_id = current_setting(''agentckpt.tenant'', true))', t);
+    END LOOP;
+END
+$$;
 
 -- A tenant's runs, for listing them.
 CREATE INDEX runs_tenant ON runs (tenant_id);
