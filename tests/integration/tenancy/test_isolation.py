@@ -335,3 +335,22 @@ def test_the_policy_helper_writes_what_the_migration_applied(roles: Roles) -> No
 
         assert shape("extra") == shape("steps")
         conn.rollback()
+
+
+async def test_an_async_store_is_bound_to_its_tenant_too(tenant_url: str) -> None:
+    from agentckpt import AsyncStore
+
+    async with (
+        await AsyncStore.connect(tenant_url, tenant="tenant-b", migrate=False) as b,
+        await AsyncStore.connect(tenant_url, tenant="tenant-a", migrate=False) as a,
+    ):
+        assert a.tenant == "tenant-a"
+        run = await b.create_run()
+        await b.commit(run.run_id, {"secret": "b's"})
+        with pytest.raises(RunNotFoundError):
+            await a.latest(run.run_id)
+        assert await a.list_runs() == []
+        assert await a.delete_run(run.run_id) is False
+        checkpoint = await b.latest(run.run_id)
+        assert checkpoint is not None
+        assert checkpoint.state == {"secret": "b's"}
