@@ -357,11 +357,11 @@ class PostgresBackend:
         """
         if _PIPELINE:
             try:
-                with conn.pipeline() as pipeline:
+                # Leaving the block sends the one sync and reads every result.
+                with conn.pipeline():
                     conn.execute(SET_TENANT, {"tenant": self.tenant})
                     cur = conn.execute(sql, params)
-                    pipeline.sync()
-                    return cur.fetchall() if cur.description else []
+                return cur.fetchall() if cur.description else []
             except BaseException:
                 # A connection lost (or interrupted) mid-pipeline can look busy rather than
                 # broken to the pool, which would hand it out again: close it, so the pool

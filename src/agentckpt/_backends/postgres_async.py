@@ -360,11 +360,11 @@ class AsyncPostgresBackend:
         """
         if _PIPELINE:
             try:
-                async with conn.pipeline() as pipeline:
+                # Leaving the block sends the one sync and reads every result.
+                async with conn.pipeline():
                     await conn.execute(SET_TENANT, {"tenant": self.tenant})
                     cur = await conn.execute(sql, params)
-                    await pipeline.sync()
-                    return await cur.fetchall() if cur.description else []
+                return await cur.fetchall() if cur.description else []
             except BaseException:
                 # A connection lost (or interrupted) mid-pipeline can look busy rather than
                 # broken to the pool, which would hand it out again: close it, so the pool
