@@ -65,3 +65,26 @@ def test_a_session_opened_from_a_url_takes_its_tenant(tmp_path: Any) -> None:
     with AgentckptSession("user-42", url=url) as session:
         assert session.run_id == session_run_id("user-42")
     assert session_run_id("user-42") != session_run_id("user-42", "acme")
+
+
+def test_export_one_tenant_and_import_into_another(tmp_path: Any, capsys: Any) -> None:
+    from tests.support.sample_store import cli
+
+    url = f"sqlite:///{tmp_path / 'x.db'}"
+    with Store.connect(url, tenant="acme") as acme, Store.connect(url, tenant="globex") as globex:
+        mine = acme.create_run(agent_id="a")
+        acme.commit(mine.run_id, {"who": "acme"})
+        globex.create_run(agent_id="g")
+    dump = tmp_path / "acme.jsonl"
+    code, _, err = cli(capsys, "--tenant", "acme", "export", "-o", str(dump), "--url", url)
+    assert code == 0, err
+    copy = f"sqlite:///{tmp_path / 'copy.db'}"
+    code, _, err = cli(capsys, "import", str(dump), "--url", copy, "--tenant", "initech")
+    assert code == 0, err
+    with Store.connect(copy, tenant="initech") as initech, Store.connect(copy) as default:
+        runs = initech.list_runs()
+        assert [(r.run_id, r.tenant_id) for r in runs] == [(mine.run_id, "initech")]
+        checkpoint = initech.latest(mine.run_id)
+        assert checkpoint is not None
+        assert checkpoint.state == {"who": "acme"}
+        assert default.list_runs() == []
