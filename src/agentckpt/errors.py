@@ -19,12 +19,14 @@ Every error says what was wrong and where. The tree::
     ├── CorruptDataError                       stored bytes fail their checksum or cannot be decoded
     │   └── ExportFormatError                  an export file this version cannot import
     ├── ConfigurationError                     a bad URL, option or setting
+    │   ├── TenantError                        a tenant name that is not valid
     │   └── PruneStrategyError (also ValueError)  LangGraph: an unknown prune strategy
     ├── StoreError                             the database could not do what was asked
     │   ├── UnavailableError                   no connection could be had; nothing was written
     │   ├── OutcomeUnknownError                the commit may or may not have happened; retry it
     │   ├── StorageFullError                   the disk or a quota is full; nothing was written
     │   └── MigrationError                     the schema is missing, newer, or a migration failed
+    ├── RedactionError                         a redactor failed or returned something unusable
     ├── ConfigDriftError                       conversations: the runtime's config or tools changed
     ├── TurnError                              conversations: the call does not fit the open turn
     ├── ResultNotLoadedError                   conversations: a blob result read before loading
@@ -70,6 +72,7 @@ __all__ = [
     "NotFoundError",
     "OutcomeUnknownError",
     "PruneStrategyError",
+    "RedactionError",
     "ResultNotLoadedError",
     "RetriesExhaustedError",
     "RunFailedError",
@@ -80,6 +83,7 @@ __all__ = [
     "StepNotFoundError",
     "StorageFullError",
     "StoreError",
+    "TenantError",
     "TransientError",
     "TurnError",
     "UnavailableError",
@@ -167,6 +171,17 @@ class CorruptDataError(AgentckptError):
 
 class ConfigurationError(AgentckptError):
     """An unusable URL, option or setting."""
+
+
+class TenantError(ConfigurationError):
+    """A tenant name that is not valid (``Store.connect(url, tenant=...)``)."""
+
+
+class RedactionError(AgentckptError):
+    """A redactor raised or returned something other than text; nothing was stored.
+
+    The message names the redactor and the path of the value, never the value.
+    """
 
 
 class StoreError(AgentckptError):

@@ -15,6 +15,7 @@ class RunInfo:
     ``config`` holds what the run was started with (for a conversation: the agent
     config and tool registry) and round-trips exactly. ``metadata`` is small queryable
     data (tokens, cost, user id) kept as JSON in the database; see ``Store.commit``.
+    ``tenant_id`` is the tenant the run belongs to (``Store.connect(url, tenant=...)``).
     """
 
     run_id: UUID
@@ -35,6 +36,8 @@ class RunInfo:
     config: dict[str, Any] = field(repr=False)
     metadata: dict[str, Any] = field(repr=False)
     error: str | None = None
+    # Whose run it is (agentckpt.tenancy); "default" for a store opened without a tenant.
+    tenant_id: str = "default"
 
 
 @dataclass(frozen=True, slots=True)

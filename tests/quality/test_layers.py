@@ -25,6 +25,8 @@ LAYERS: dict[str, int] = {
     "agentckpt.errors": 0,
     "agentckpt.records": 0,
     "agentckpt._core": 0,
+    "agentckpt.tenancy": 0,
+    "agentckpt.redaction": 0,
     "agentckpt._compat": 1,
     "agentckpt._backends": 2,
     "agentckpt.store": 3,

@@ -18,6 +18,8 @@ class Backend(Protocol):
     dialect: str
     # How many commit batches may be in flight at once (connections for them).
     max_batches: int
+    # The tenant every statement is scoped to (agentckpt.tenancy).
+    tenant: str
 
     def migrate(self) -> list[int]:
         """Apply pending migrations under a lock; return the versions applied now."""
@@ -58,6 +60,7 @@ class AsyncBackend(Protocol):
 
     dialect: str
     max_batches: int
+    tenant: str
 
     async def migrate(self) -> list[int]: ...
 

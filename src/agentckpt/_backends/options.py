@@ -16,6 +16,7 @@ from typing import Any
 
 from agentckpt._compat.group_commit import MAX_WRITES
 from agentckpt.errors import ConfigurationError
+from agentckpt.tenancy.names import DEFAULT_TENANT, check_tenant
 
 __all__ = [
     "CommitOptions",
@@ -39,6 +40,10 @@ def _count(minimum: int) -> dict[str, Any]:
 
 def _seconds(*, zero: bool = False) -> dict[str, Any]:
     return {"kind": float, "minimum": 0.0, "exclusive": not zero}
+
+
+# A tenant name (agentckpt.tenancy.names): checked by check_tenant, with its own message.
+_TENANT: dict[str, Any] = {"kind": str, "check": check_tenant}
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -80,6 +85,9 @@ class PostgresOptions:
     ``reconnect_initial_delay``/``reconnect_max_delay``: the pool's pause before its
     second attempt to replace a lost connection, doubling up to the maximum; the
     defaults reconnect within about a second of a new primary accepting connections.
+    ``tenant``: whose rows the store reads and writes; the store sets it at the start of
+    every transaction, and row-level security binds the connection's role to it
+    (``docs/security.md``).
     """
 
     schema: str = field(default="agentckpt", metadata={"kind": str, "pattern": SCHEMA_NAME})
@@ -93,13 +101,19 @@ class PostgresOptions:
     deadline: float = field(default=15.0, metadata=_seconds())
     reconnect_initial_delay: float = field(default=0.1, metadata=_seconds())
     reconnect_max_delay: float = field(default=1.0, metadata=_seconds())
+    tenant: str = field(default=DEFAULT_TENANT, metadata=_TENANT)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class SqliteOptions:
-    """The SQLite file's lock wait: ``wait`` seconds for another writer's lock."""
+    """The SQLite file's lock wait: ``wait`` seconds for another writer's lock.
+
+    ``tenant``: whose rows the store reads and writes (every query filters on it; on
+    SQLite a convenience, not a security boundary).
+    """
 
     wait: float = field(default=30.0, metadata=_seconds())
+    tenant: str = field(default=DEFAULT_TENANT, metadata=_TENANT)
 
 
 _DIALECT_OPTIONS: dict[str, type[PostgresOptions] | type[SqliteOptions]] = {
@@ -147,6 +161,9 @@ def _convert(name: str, value: Any, meta: Mapping[str, Any], *, from_url: bool) 
         if value < low or (meta.get("exclusive") and value == low):
             relation = "above" if meta.get("exclusive") else "at least"
             raise ConfigurationError(f"setting {name}={value!r} must be {relation} {low}")
+    check = meta.get("check")
+    if check is not None:
+        check(value)
     pattern = meta.get("pattern")
     if pattern is not None and not pattern.match(value):
         raise ConfigurationError(

@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
+from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 from psycopg_pool.base import AttemptWithBackoff
@@ -58,9 +59,16 @@ from agentckpt.errors import (
     OutcomeUnknownError,
     UnavailableError,
 )
+from agentckpt.tenancy.names import DEFAULT_TENANT, TENANT_SETTING, check_tenant
 
 T = TypeVar("T")
 Conn = psycopg.Connection[Row]
+
+# The first statement of every transaction: the tenant row-level security binds it to.
+SET_TENANT = f"SELECT set_config('{TENANT_SETTING}', %(tenant)s, true)"
+# libpq 14+ pipelines; an older one sets the tenant in an explicit transaction instead
+# (one more round trip for BEGIN and one for COMMIT).
+_PIPELINE = psycopg.Pipeline.is_supported()
 
 # libpq's connect_timeout when the URL sets none (psycopg's own default is 130 s, so a
 # frozen host of a multi-host URL would hold every reconnect that long).
@@ -218,8 +226,10 @@ class PostgresBackend:
         backoff: float = 0.05,
         wait: float = 30.0,
         deadline: float = 15.0,
+        tenant: str = DEFAULT_TENANT,
     ) -> None:
         self._pool = pool
+        self.tenant = check_tenant(tenant)
         self.schema = schema
         self._attempts = attempts
         self._backoff = backoff
@@ -273,7 +283,13 @@ class PostgresBackend:
                 f"could not connect to PostgreSQL within {options.wait:g} s; check the URL "
                 "and that the server is up"
             ) from exc
-        return cls(pool, schema=options.schema, wait=options.wait, deadline=options.deadline)
+        return cls(
+            pool,
+            schema=options.schema,
+            wait=options.wait,
+            deadline=options.deadline,
+            tenant=options.tenant,
+        )
 
     def _run(self, fn: Callable[[Conn], T], *, writing: bool, bounded: bool = True) -> T:
         attempt = 0
@@ -289,8 +305,14 @@ class PostgresBackend:
                     f"no PostgreSQL connection free or reachable within {self._wait:g} s"
                 ) from exc
             except psycopg.Error as exc:
-                if retry_kind(exc) is Retry.NO or attempt >= self._attempts:
+                kind = retry_kind(exc)
+                if kind is Retry.NO or attempt >= self._attempts:
                     raise translate(exc, writing=writing) from exc
+                if kind is Retry.CONNECTION:
+                    # One lost connection often means more (a restart, a failover, a
+                    # terminated group): a pipelined call meets a dead idle connection
+                    # only as it syncs, so the pool drops every dead one before the retry.
+                    self._pool.check()
                 _compat.sleep(self._backoff * 2 ** (attempt - 1))
             except BaseException as exc:
                 if writing and not isinstance(exc, Exception):
@@ -323,6 +345,36 @@ class PostgresBackend:
                 "idempotent, and the retry waits for the standby"
             )
         return result
+
+    def _scoped(self, conn: Conn, sql: str, params: Params) -> list[Row]:
+        """Run one statement in one transaction whose first statement sets the tenant.
+
+        ``set_config(..., true)`` is transaction-local: it ends with the transaction, so a
+        pooled connection (PgBouncer's transaction pooling too) never carries this
+        store's tenant to its next user. In pipeline mode both statements go in one
+        round trip and run in the implicit transaction that ends at the pipeline's sync
+        (committed then, as an autocommit statement is).
+        """
+        if _PIPELINE:
+            try:
+                # Leaving the block sends the one sync and reads every result.
+                with conn.pipeline():
+                    conn.execute(SET_TENANT, {"tenant": self.tenant})
+                    cur = conn.execute(sql, params)
+                return cur.fetchall() if cur.description else []
+            except BaseException:
+                # A connection lost (or interrupted) mid-pipeline can look busy rather than
+                # broken to the pool, which would hand it out again: close it, so the pool
+                # replaces it. After a plain SQL error it is idle again and is kept.
+                if not conn.closed and (
+                    conn.broken or conn.info.transaction_status != TransactionStatus.IDLE
+                ):
+                    conn.close()
+                raise
+        with conn.transaction():
+            conn.execute(SET_TENANT, {"tenant": self.tenant})
+            cur = conn.execute(sql, params)
+            return cur.fetchall() if cur.description else []
 
     def _discard(self, conn: Conn) -> None:
         conn.close()
@@ -397,18 +449,16 @@ class PostgresBackend:
         sql = self._queries[name]
 
         def read(conn: Conn) -> list[Row]:
-            cur = conn.execute(sql, params)
-            return cur.fetchall() if cur.description else []
+            return self._scoped(conn, sql, params)
 
         return self._run(read, writing=False)
 
     def write(self, name: str, params: Params) -> list[Row]:
-        """Run a named single-statement write; autocommit makes it its own transaction."""
+        """Run a named single-statement write in its own transaction."""
         sql = self._queries[name]
 
         def write(conn: Conn) -> list[Row]:
-            cur = conn.execute(sql, params)
-            return cur.fetchall() if cur.description else []
+            return self._scoped(conn, sql, params)
 
         return self._run(write, writing=True)
 
@@ -422,6 +472,7 @@ class PostgresBackend:
 
         def write(conn: Conn) -> None:
             with conn.transaction(), conn.cursor() as cur:
+                cur.execute(SET_TENANT, {"tenant": self.tenant})
                 for sql, params in batches:
                     if params:
                         cur.executemany(sql, params)
@@ -435,8 +486,8 @@ class PostgresBackend:
         q = self._queries
 
         def commit(conn: Conn) -> list[CommitOutcome]:
-            cur = conn.execute(q["commit_steps"], params)
-            landed = {row["run_id"]: row for row in cur.fetchall()}
+            rows = self._scoped(conn, q["commit_steps"], params)
+            landed = {row["run_id"]: row for row in rows}
             outcomes: list[CommitOutcome] = []
             for write in writes:
                 row = landed.get(write.run_id)
@@ -444,8 +495,8 @@ class PostgresBackend:
                     outcomes.append(Committed(row["created_at"], row["updated_at"]))
                     continue
                 probe = {"run_id": write.run_id, "step": write.step}
-                cur = conn.execute(q["commit_probe"], probe)
-                outcomes.append(Refused(cur.fetchone()))
+                found = self._scoped(conn, q["commit_probe"], probe)
+                outcomes.append(Refused(found[0] if found else None))
             return outcomes
 
         return self._run(commit, writing=True)

@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
+from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 from psycopg_pool.base import AttemptWithBackoff
@@ -57,9 +58,16 @@ from agentckpt.errors import (
     OutcomeUnknownError,
     UnavailableError,
 )
+from agentckpt.tenancy.names import DEFAULT_TENANT, TENANT_SETTING, check_tenant
 
 T = TypeVar("T")
 Conn = psycopg.AsyncConnection[Row]
+
+# The first statement of every transaction: the tenant row-level security binds it to.
+SET_TENANT = f"SELECT set_config('{TENANT_SETTING}', %(tenant)s, true)"
+# libpq 14+ pipelines; an older one sets the tenant in an explicit transaction instead
+# (one more round trip for BEGIN and one for COMMIT).
+_PIPELINE = psycopg.Pipeline.is_supported()
 
 # libpq's connect_timeout when the URL sets none (psycopg's own default is 130 s, so a
 # frozen host of a multi-host URL would hold every reconnect that long).
@@ -219,8 +227,10 @@ class AsyncPostgresBackend:
         backoff: float = 0.05,
         wait: float = 30.0,
         deadline: float = 15.0,
+        tenant: str = DEFAULT_TENANT,
     ) -> None:
         self._pool = pool
+        self.tenant = check_tenant(tenant)
         self.schema = schema
         self._attempts = attempts
         self._backoff = backoff
@@ -274,7 +284,13 @@ class AsyncPostgresBackend:
                 f"could not connect to PostgreSQL within {options.wait:g} s; check the URL "
                 "and that the server is up"
             ) from exc
-        return cls(pool, schema=options.schema, wait=options.wait, deadline=options.deadline)
+        return cls(
+            pool,
+            schema=options.schema,
+            wait=options.wait,
+            deadline=options.deadline,
+            tenant=options.tenant,
+        )
 
     async def _run(
         self, fn: Callable[[Conn], Awaitable[T]], *, writing: bool, bounded: bool = True
@@ -292,8 +308,14 @@ class AsyncPostgresBackend:
                     f"no PostgreSQL connection free or reachable within {self._wait:g} s"
                 ) from exc
             except psycopg.Error as exc:
-                if retry_kind(exc) is Retry.NO or attempt >= self._attempts:
+                kind = retry_kind(exc)
+                if kind is Retry.NO or attempt >= self._attempts:
                     raise translate(exc, writing=writing) from exc
+                if kind is Retry.CONNECTION:
+                    # One lost connection often means more (a restart, a failover, a
+                    # terminated group): a pipelined call meets a dead idle connection
+                    # only as it syncs, so the pool drops every dead one before the retry.
+                    await self._pool.check()
                 await _compat.sleep_async(self._backoff * 2 ** (attempt - 1))
             except BaseException as exc:
                 if writing and not isinstance(exc, Exception):
@@ -326,6 +348,36 @@ class AsyncPostgresBackend:
                 "idempotent, and the retry waits for the standby"
             )
         return result
+
+    async def _scoped(self, conn: Conn, sql: str, params: Params) -> list[Row]:
+        """Run one statement in one transaction whose first statement sets the tenant.
+
+        ``set_config(..., true)`` is transaction-local: it ends with the transaction, so a
+        pooled connection (PgBouncer's transaction pooling too) never carries this
+        store's tenant to its next user. In pipeline mode both statements go in one
+        round trip and run in the implicit transaction that ends at the pipeline's sync
+        (committed then, as an autocommit statement is).
+        """
+        if _PIPELINE:
+            try:
+                # Leaving the block sends the one sync and reads every result.
+                async with conn.pipeline():
+                    await conn.execute(SET_TENANT, {"tenant": self.tenant})
+                    cur = await conn.execute(sql, params)
+                return await cur.fetchall() if cur.description else []
+            except BaseException:
+                # A connection lost (or interrupted) mid-pipeline can look busy rather than
+                # broken to the pool, which would hand it out again: close it, so the pool
+                # replaces it. After a plain SQL error it is idle again and is kept.
+                if not conn.closed and (
+                    conn.broken or conn.info.transaction_status != TransactionStatus.IDLE
+                ):
+                    await conn.close()
+                raise
+        async with conn.transaction():
+            await conn.execute(SET_TENANT, {"tenant": self.tenant})
+            cur = await conn.execute(sql, params)
+            return await cur.fetchall() if cur.description else []
 
     async def _discard(self, conn: Conn) -> None:
         await conn.close()
@@ -402,18 +454,16 @@ class AsyncPostgresBackend:
         sql = self._queries[name]
 
         async def read(conn: Conn) -> list[Row]:
-            cur = await conn.execute(sql, params)
-            return await cur.fetchall() if cur.description else []
+            return await self._scoped(conn, sql, params)
 
         return await self._run(read, writing=False)
 
     async def write(self, name: str, params: Params) -> list[Row]:
-        """Run a named single-statement write; autocommit makes it its own transaction."""
+        """Run a named single-statement write in its own transaction."""
         sql = self._queries[name]
 
         async def write(conn: Conn) -> list[Row]:
-            cur = await conn.execute(sql, params)
-            return await cur.fetchall() if cur.description else []
+            return await self._scoped(conn, sql, params)
 
         return await self._run(write, writing=True)
 
@@ -427,6 +477,7 @@ class AsyncPostgresBackend:
 
         async def write(conn: Conn) -> None:
             async with conn.transaction(), conn.cursor() as cur:
+                await cur.execute(SET_TENANT, {"tenant": self.tenant})
                 for sql, params in batches:
                     if params:
                         await cur.executemany(sql, params)
@@ -440,8 +491,8 @@ class AsyncPostgresBackend:
         q = self._queries
 
         async def commit(conn: Conn) -> list[CommitOutcome]:
-            cur = await conn.execute(q["commit_steps"], params)
-            landed = {row["run_id"]: row for row in await cur.fetchall()}
+            rows = await self._scoped(conn, q["commit_steps"], params)
+            landed = {row["run_id"]: row for row in rows}
             outcomes: list[CommitOutcome] = []
             for write in writes:
                 row = landed.get(write.run_id)
@@ -449,8 +500,8 @@ class AsyncPostgresBackend:
                     outcomes.append(Committed(row["created_at"], row["updated_at"]))
                     continue
                 probe = {"run_id": write.run_id, "step": write.step}
-                cur = await conn.execute(q["commit_probe"], probe)
-                outcomes.append(Refused(await cur.fetchone()))
+                found = await self._scoped(conn, q["commit_probe"], probe)
+                outcomes.append(Refused(found[0] if found else None))
             return outcomes
 
         return await self._run(commit, writing=True)

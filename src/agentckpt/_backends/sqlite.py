@@ -104,6 +104,7 @@ class SqliteBackend:
 
     def __init__(self, path: str, options: SqliteOptions = SqliteOptions()) -> None:
         self.path = path
+        self.tenant = options.tenant
         busy_timeout = options.wait
         if path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -119,6 +120,10 @@ class SqliteBackend:
             # Wait for another process's write lock instead of failing at once.
             self._conn.execute(f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")
             self._conn.execute("PRAGMA foreign_keys=ON")
+            # The tenant every named query filters on and every insert writes: SQLite has
+            # no session setting, so the connection answers agentckpt_tenant() itself.
+            tenant = options.tenant
+            self._conn.create_function("agentckpt_tenant", 0, lambda: tenant, deterministic=True)
         except sqlite3.Error as exc:
             raise _translate(exc) from exc
         self._lock = threading.RLock()

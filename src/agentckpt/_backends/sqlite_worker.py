@@ -30,6 +30,7 @@ class AsyncSqliteBackend:
 
     def __init__(self, backend: SqliteBackend) -> None:
         self.sync = backend
+        self.tenant = backend.tenant
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentckpt-sqlite")
 
     async def _call(self, fn: Callable[[], T]) -> T:

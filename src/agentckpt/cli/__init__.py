@@ -46,11 +46,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--url", help="store URL (default: $AGENTCKPT_URL); also accepted after the command"
     )
+    parser.add_argument(
+        "--tenant",
+        help="work on this tenant's runs only (default: $AGENTCKPT_TENANT, else 'default'); "
+        "also accepted after the command",
+    )
     parser.add_argument("--version", action="version", version=f"agentckpt {__version__}")
     # Subcommands repeat --url so `agentckpt runs list --url ...` works too; SUPPRESS
     # keeps an absent one from overwriting the value given before the command.
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--url", default=argparse.SUPPRESS, help="store URL")
+    common.add_argument("--tenant", default=argparse.SUPPRESS, help="the tenant to work on")
     listing = argparse.ArgumentParser(add_help=False)
     listing.add_argument("--json", action="store_true", help="print JSON instead of a table")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

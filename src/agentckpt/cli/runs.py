@@ -120,6 +120,7 @@ def show_run(args: argparse.Namespace) -> int:
     from agentckpt.cli.target import open_store, store_url
     from agentckpt.ops.units import human_bytes
     from agentckpt.ops.views import run_summaries, stored_state
+    from agentckpt.redaction import RECORD_PREFIX, records_in
 
     with open_store(store_url(args)) as store:
         run = store.get_run(args.run_id)
@@ -127,6 +128,8 @@ def show_run(args: argparse.Namespace) -> int:
         summary = run_summaries(store, run_id=run.run_id, limit=1)[0]
         latest = stored_state(store, run.run_id)
     tools = _tool_registry(run.config, latest.state if latest else None)
+    redacted = records_in(run.metadata)
+    metadata = {k: v for k, v in run.metadata.items() if not k.startswith(RECORD_PREFIX)}
     if args.json:
         print_json(
             {
@@ -134,6 +137,9 @@ def show_run(args: argparse.Namespace) -> int:
                 "sizes": summary.to_json(),
                 "tool_registry": tools,
                 "steps": [asdict(info) for info in steps],
+                "redactions": {
+                    str(step): [r.to_json() for r in found] for step, found in redacted.items()
+                },
             }
         )
         return 0
@@ -142,6 +148,7 @@ def show_run(args: argparse.Namespace) -> int:
         [
             ("run", run.run_id),
             ("kind", run.kind),
+            ("tenant", run.tenant_id),
             ("agent", run.agent_id or "-"),
             ("status", run.status + (f" ({run.error})" if run.error else "")),
             ("head step", f"{run.head_step}{' (open)' if run.head_open else ''}"),
@@ -171,7 +178,14 @@ def show_run(args: argparse.Namespace) -> int:
         print(f"\n{title}:")
         print(_pretty(value) if value not in (None, {}) else "  (none)")
     print("\nmetadata:")
-    print(_pretty(run.metadata) if run.metadata else "  (none)")
+    print(_pretty(metadata) if metadata else "  (none)")
+    # Paths and kinds only: the values were never stored.
+    print(f"\nredacted ({sum(len(found) for found in redacted.values())}):")
+    if not redacted:
+        print("  (none)")
+    for step, found in redacted.items():
+        for record in found:
+            print(f"  step {step}  {record.path}  {record.kind}")
     print(f"\nkept steps ({len(steps)}):")
     print_table(
         ("STEP", "KIND", "PARENT", "OPEN", "CODEC", "RAW", "STORED", "STATE", "WRITES", "CREATED"),

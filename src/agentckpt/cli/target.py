@@ -14,19 +14,26 @@ from pathlib import Path
 from agentckpt._backends.factory import parse_url
 from agentckpt.errors import ConfigurationError, MigrationError
 from agentckpt.store.store import Store
+from agentckpt.tenancy import check_tenant
 
 ENV_URL = "AGENTCKPT_URL"
+ENV_TENANT = "AGENTCKPT_TENANT"
 DEMO_URL = "sqlite:///agentckpt-demo.db"
 
 
 def store_url(args: argparse.Namespace, *, default: str | None = None) -> str:
-    """The URL given with ``--url``, else ``$AGENTCKPT_URL``, else ``default``."""
+    """The URL given with ``--url``, else ``$AGENTCKPT_URL``, else ``default``; with
+    ``--tenant`` (or ``$AGENTCKPT_TENANT``) the URL's ``tenant`` setting names it."""
     url = getattr(args, "url", None) or os.environ.get(ENV_URL) or default
     if not url:
         raise ConfigurationError(
             f"no store selected: pass --url URL or set {ENV_URL} "
             "(e.g. sqlite:///agent.db or postgresql://user@host/db)"
         )
+    tenant = getattr(args, "tenant", None) or os.environ.get(ENV_TENANT)
+    if tenant:
+        # Checked here: the name goes into the URL's query string as it is.
+        url = f"{url}{'&' if '?' in str(url) else '?'}tenant={check_tenant(tenant)}"
     return str(url)
 
 

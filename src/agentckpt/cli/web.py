@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from typing import Any
 
 from agentckpt.cli.command import CommandLineError, Subparsers
 
@@ -40,12 +41,18 @@ def store_label(url: str) -> str:
 
     path = sqlite_path(url)
     if path is not None:
-        return f"sqlite {path.resolve()}"
+        return f"sqlite {path.resolve()}{_tenant_label(parse_url(url))}"
     target = parse_url(url)
     parts = urlsplit(target.location)
     host = parts.hostname or "localhost"
     where = f"{host}:{parts.port}" if parts.port else host
-    return f"postgresql {where}{parts.path} schema {target.settings.get('schema', 'agentckpt')}"
+    schema = target.settings.get("schema", "agentckpt")
+    return f"postgresql {where}{parts.path} schema {schema}{_tenant_label(target)}"
+
+
+def _tenant_label(target: Any) -> str:
+    tenant = target.settings.get("tenant")
+    return f" · tenant {tenant}" if tenant else ""
 
 
 def run(args: argparse.Namespace) -> int:

@@ -9,7 +9,7 @@ state follows the format in :mod:`agentckpt.conversation.model`.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 from uuid import UUID
@@ -29,6 +29,7 @@ from agentckpt.errors import (
     StaleHeadError,
     StepConflictError,
 )
+from agentckpt.redaction import Redactor
 from agentckpt.store.ride_out import ride_out
 from agentckpt.store.store import RunId, Store, as_run_id
 
@@ -60,9 +61,13 @@ class Conversations(ConversationReader):
         options: ConversationOptions | None = None,
         clock: Callable[[], float] = time.monotonic,
         migrations: StateMigrations | None = None,
+        redactors: Sequence[Redactor] = (),
     ) -> None:
         super().__init__(store, migrations=migrations)
         self.options = options or ConversationOptions()
+        # Applied to message content, tool arguments and results before each write
+        # (agentckpt.redaction); what they removed is recorded per step in the metadata.
+        self.redactors: tuple[Redactor, ...] = tuple(redactors)
         self.clock = clock
         self._writers: dict[UUID, int] = {}
 

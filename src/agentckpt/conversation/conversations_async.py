@@ -8,7 +8,7 @@ state follows the format in :mod:`agentckpt.conversation.model`.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 from uuid import UUID
@@ -28,6 +28,7 @@ from agentckpt.errors import (
     StaleHeadError,
     StepConflictError,
 )
+from agentckpt.redaction import Redactor
 from agentckpt.store.ride_out_async import ride_out_async
 from agentckpt.store.store_async import AsyncStore, RunId, as_run_id
 
@@ -59,9 +60,13 @@ class AsyncConversations(AsyncConversationReader):
         options: ConversationOptions | None = None,
         clock: Callable[[], float] = time.monotonic,
         migrations: StateMigrations | None = None,
+        redactors: Sequence[Redactor] = (),
     ) -> None:
         super().__init__(store, migrations=migrations)
         self.options = options or ConversationOptions()
+        # Applied to message content, tool arguments and results before each write
+        # (agentckpt.redaction); what they removed is recorded per step in the metadata.
+        self.redactors: tuple[Redactor, ...] = tuple(redactors)
         self.clock = clock
         self._writers: dict[UUID, int] = {}
 

@@ -33,6 +33,7 @@ from agentckpt.conversation.fields import validate_at
 from agentckpt.conversation.model import ArchiveInfo, ConversationState, Message, ToolCall
 from agentckpt.errors import ConflictError, InvalidValueError, StaleHeadError, TurnError
 from agentckpt.records import StepInfo
+from agentckpt.redaction import Redaction, record_metadata, redact
 from agentckpt.store.ride_out import ride_out
 
 if TYPE_CHECKING:
@@ -133,6 +134,8 @@ class Conversation:
             sealed if sealed is not None else [m.to_json() for m in state.conversation[:turn_start]]
         )
         self._blobs: list[BlobRow] = []
+        # What the redactors removed, by step: paths and kinds (agentckpt.redaction).
+        self._redacted: dict[int, list[Redaction]] = {}
         self._history: list[HistoryRow] = []
         self._recheck_history = False
         self._reply: Message | None = None
@@ -319,6 +322,8 @@ class Conversation:
         self._require_open()
         mark = self._mark(calls=[call])
         try:
+            # Redacted before it can reach a blob: the offload below encodes it.
+            result = self._redact(result, self._call_path(call))
             call.set_result(result, duration_ms=duration_ms)
             self._offload(call)
             self._coalescer.changed()
@@ -433,6 +438,37 @@ class Conversation:
                         f"/conversation/{i}/tool_calls/{j}",
                         f"tool call {call.tool_name!r} has no result; finish it first",
                     )
+
+    def _redact(self, value: Any, path: str) -> Any:
+        """``value`` through the conversation's redactors; what they removed is kept as
+        records of the current step (written with its next write)."""
+        redactors = self.conversations.redactors
+        if not redactors:
+            return value
+        value, found = redact(value, redactors, path=path)
+        if found and self._step is not None:
+            known = self._redacted.setdefault(self._step, [])
+            known.extend(r for r in found if r not in known)
+        return value
+
+    def _redact_message(self, message: dict[str, Any], path: str) -> dict[str, Any]:
+        """The message with its content and tool calls (arguments, results) redacted;
+        role, timestamps and ids are the library's own and stay as they are."""
+        if not self.conversations.redactors:
+            return message
+        out = dict(message)
+        for key in ("content", "tool_calls"):
+            if key in out:
+                out[key] = self._redact(out[key], f"{path}/{key}")
+        return out
+
+    def _call_path(self, call: ToolCall) -> str:
+        """The JSON Pointer of ``call``'s result in the stored state."""
+        for i in range(len(self.state.conversation) - 1, self._turn_start - 1, -1):
+            for j, other in enumerate(self.state.conversation[i].tool_calls or ()):
+                if other is call:
+                    return f"/conversation/{i}/tool_calls/{j}/result"
+        return "/result"
 
     def _offload(self, call: ToolCall) -> None:
         """Move a large (or reference-shaped) inline result to a blob of this commit."""
@@ -604,8 +640,15 @@ class Conversation:
             done = {row["seq"] for row in stored}
             self._history = [row for row in self._history if row.seq not in done]
         assert self._step is not None
-        open_turn = [m.to_json() for m in self.state.conversation[self._turn_start :]]
+        open_turn = [
+            self._redact_message(m.to_json(), f"/conversation/{self._turn_start + k}")
+            for k, m in enumerate(self.state.conversation[self._turn_start :])
+        ]
         document = self.state.to_json(conversation=self._sealed + open_turn)
+        metadata = self.state.metadata.rollup() if seal else None
+        if self._redacted.get(self._step):
+            records = record_metadata(self._step, self._redacted[self._step])
+            metadata = {**(metadata or {}), **records}
         try:
             info = self.store.commit(
                 self.conversation_id,
@@ -615,7 +658,7 @@ class Conversation:
                 expected_head=self._expected,
                 blobs=self._blobs,
                 history=self._history,
-                metadata=self.state.metadata.rollup() if seal else None,
+                metadata=metadata,
             )
         except InvalidValueError:
             raise  # refused before anything was sent: the head this handle read still holds

@@ -14,6 +14,8 @@ from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
+import orjson
+
 from agentckpt._core.delta import apply, diff
 from agentckpt.errors import InvalidValueError
 from agentckpt.inspector.blobs import Blobs
@@ -40,6 +42,7 @@ from agentckpt.ops.views import (
     usage_by_day,
 )
 from agentckpt.records import RunInfo, StepInfo
+from agentckpt.redaction import RECORD_PREFIX, records_in
 from agentckpt.store.store import Store, as_run_id
 
 RUNS_PER_PAGE = 50
@@ -528,7 +531,31 @@ def run_page(view: View, run_id: str, query: Mapping[str, str] | None = None) ->
         timeline=timeline,
         answered=head.answered() | _inline_answers(head) if head else set(),
         steps=steps,
+        redacted=_redacted(run, thread),
+        metadata={k: v for k, v in run.metadata.items() if not k.startswith(RECORD_PREFIX)},
     )
+
+
+def _redacted(run: RunInfo, thread: _Thread | None) -> list[tuple[str, str, str]]:
+    """What the redactors removed, as (step or checkpoint, path, kind); never a value.
+
+    Runs, conversations and sessions record it in the run's metadata; LangGraph threads
+    in each checkpoint's metadata (``"redactions"``)."""
+    found = [
+        (f"step {step}", r.path, r.kind)
+        for step, records in records_in(run.metadata).items()
+        for r in records
+    ]
+    for step, checkpoint in sorted(thread.by_step.items()) if thread else ():
+        try:
+            meta = orjson.loads(checkpoint.metadata)
+        except orjson.JSONDecodeError:
+            continue
+        records = meta.get("redactions") if isinstance(meta, dict) else None
+        for r in records if isinstance(records, list) else ():
+            if isinstance(r, dict):
+                found.append((f"step {step}", str(r.get("path")), str(r.get("kind"))))
+    return found
 
 
 def _inline_answers(found: Transcript) -> set[str]:

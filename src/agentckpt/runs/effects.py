@@ -6,11 +6,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 from uuid import UUID
 
 from agentckpt._core.codec import DEFAULT_LIMITS, Limits
+from agentckpt.redaction import Redactor, redact
 from agentckpt.runs import queries
 from agentckpt.runs.effect_keys import decode_result, encode_result, idempotency_key
 from agentckpt.store.store import Store
@@ -28,9 +29,16 @@ class Effects:
     key that closes it on the external side.
     """
 
-    def __init__(self, store: Store, *, limits: Limits = DEFAULT_LIMITS) -> None:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        limits: Limits = DEFAULT_LIMITS,
+        redactors: Sequence[Redactor] = (),
+    ) -> None:
         self.store = store
         self.limits = limits
+        self.redactors = tuple(redactors)
 
     def recorded(self, run_id: UUID, step: int, key: str) -> Any:
         """The recorded result, or :data:`NOT_RECORDED` if there is none yet."""
@@ -49,6 +57,7 @@ class Effects:
         ``INSERT ... ON CONFLICT DO NOTHING`` then a read: when two workers race, both
         get the first result that was recorded.
         """
+        result, _ = redact(result, self.redactors, path=f"/effects/{key}")
         codec, payload = encode_result(result, limits=self.limits)
         self.store.backend.write(
             queries.INSERT_EFFECT,

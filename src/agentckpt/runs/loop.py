@@ -10,7 +10,7 @@ import logging
 import random
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -35,6 +35,7 @@ from agentckpt.errors import (
     UnavailableError,
 )
 from agentckpt.records import StepInfo
+from agentckpt.redaction import Redactor, record_metadata, redact
 from agentckpt.runs.artifacts import Artifacts
 from agentckpt.runs.audit import AuditLog
 from agentckpt.runs.context import StepContext
@@ -139,7 +140,11 @@ class AgentRun:
         audit: AuditLog | None = None,
         sleep: Callable[[float], None] | None = None,
         rng: Callable[[], float] = random.random,
+        redactors: Sequence[Redactor] = (),
     ) -> None:
+        # Applied to every string of each state (and each recorded effect result) before
+        # it is stored (agentckpt.redaction); the records go in the step's metadata.
+        self.redactors: tuple[Redactor, ...] = tuple(redactors)
         self.run_id = as_run_id(run_id) if run_id is not None else uuid.uuid4()
         # This run's snapshot cadence, passed with each commit: the run shares the
         # caller's store (and its view of the run's head) whatever its interval.
@@ -159,7 +164,7 @@ class AgentRun:
         self._sleep = sleep or _compat.sleep
         self._rng = rng
         self._leases = Leases(self.store)
-        self._effects = Effects(self.store, limits=store.limits)
+        self._effects = Effects(self.store, limits=store.limits, redactors=self.redactors)
         self._artifacts = Artifacts(self.store, self.run_id, blobs, offload or OffloadPolicy())
         self._heartbeat: Heartbeat | None = None
         self._open = False
@@ -371,6 +376,8 @@ class AgentRun:
         return self._commit(0, initial, 0)
 
     def _commit(self, number: int, state: Any, failures: int) -> StepInfo:
+        # Before the artifacts: an offloaded value is stored redacted too.
+        state, redacted = redact(state, self.redactors)
         stored, pending = self._artifacts.prepare(state)
         rows = self._artifacts.persist(pending, self._known)
         epoch = self.lease.epoch
@@ -383,6 +390,7 @@ class AgentRun:
                 epoch=epoch,
                 blobs=rows,
                 policy=self.policy,
+                metadata=record_metadata(number, redacted) or None,
             )
         except ConflictError as exc:
             # A stale owner may trip over the moved head before the epoch check: report

@@ -9,7 +9,7 @@ import logging
 import random
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -34,6 +34,7 @@ from agentckpt.errors import (
     UnavailableError,
 )
 from agentckpt.records import StepInfo
+from agentckpt.redaction import Redactor, record_metadata, redact
 from agentckpt.runs.artifacts_async import AsyncArtifacts
 from agentckpt.runs.audit_async import AsyncAuditLog
 from agentckpt.runs.context_async import AsyncStepContext
@@ -138,7 +139,11 @@ class AsyncAgentRun:
         audit: AsyncAuditLog | None = None,
         sleep: Callable[[float], Awaitable[None]] | None = None,
         rng: Callable[[], float] = random.random,
+        redactors: Sequence[Redactor] = (),
     ) -> None:
+        # Applied to every string of each state (and each recorded effect result) before
+        # it is stored (agentckpt.redaction); the records go in the step's metadata.
+        self.redactors: tuple[Redactor, ...] = tuple(redactors)
         self.run_id = as_run_id(run_id) if run_id is not None else uuid.uuid4()
         # This run's snapshot cadence, passed with each commit: the run shares the
         # caller's store (and its view of the run's head) whatever its interval.
@@ -158,7 +163,7 @@ class AsyncAgentRun:
         self._sleep = sleep or _compat.sleep_async
         self._rng = rng
         self._leases = AsyncLeases(self.store)
-        self._effects = AsyncEffects(self.store, limits=store.limits)
+        self._effects = AsyncEffects(self.store, limits=store.limits, redactors=self.redactors)
         self._artifacts = AsyncArtifacts(self.store, self.run_id, blobs, offload or OffloadPolicy())
         self._heartbeat: AsyncHeartbeat | None = None
         self._open = False
@@ -373,6 +378,8 @@ class AsyncAgentRun:
         return await self._commit(0, initial, 0)
 
     async def _commit(self, number: int, state: Any, failures: int) -> StepInfo:
+        # Before the artifacts: an offloaded value is stored redacted too.
+        state, redacted = redact(state, self.redactors)
         stored, pending = self._artifacts.prepare(state)
         rows = await self._artifacts.persist(pending, self._known)
         epoch = self.lease.epoch
@@ -385,6 +392,7 @@ class AsyncAgentRun:
                 epoch=epoch,
                 blobs=rows,
                 policy=self.policy,
+                metadata=record_metadata(number, redacted) or None,
             )
         except ConflictError as exc:
             # A stale owner may trip over the moved head before the epoch check: report

@@ -39,6 +39,7 @@ from agentckpt.records import Checkpoint, RunInfo, StepInfo
 from agentckpt.store import queries
 from agentckpt.store.acknowledged import Acknowledged, Counters
 from agentckpt.store.outage_policy import OutagePolicy
+from agentckpt.tenancy.names import DEFAULT_TENANT
 
 RunId = UUID | str
 
@@ -96,6 +97,7 @@ def _run_info(row: Row) -> RunInfo:
         config=config,
         metadata=decode_metadata(row["metadata"]),
         error=row["error"],
+        tenant_id=row.get("tenant_id") or DEFAULT_TENANT,
     )
 
 
@@ -147,6 +149,8 @@ class Store:
         commit: CommitOptions = CommitOptions(),
     ) -> None:
         self.backend = backend
+        # The tenant whose rows this store reads and writes (agentckpt.tenancy).
+        self.tenant: str = backend.tenant
         self.policy = policy or SnapshotPolicy()
         self.limits = limits
         # None: states are returned as stored. A store holding runs of several formats
@@ -187,7 +191,9 @@ class Store:
         """Open a store for ``url`` and, unless ``migrate=False``, bring its schema up to date.
 
         ``settings`` are the URL's settings as keywords (``pool_max=20``), which win over
-        the URL; an unknown one is a :class:`ConfigurationError`.
+        the URL; an unknown one is a :class:`ConfigurationError`. ``tenant="acme"``
+        opens the store for one tenant: it sees and writes only that tenant's runs
+        (``docs/security.md``); without it, the tenant ``"default"``.
         """
         backend, commit = open_backend(url, **settings)
         store = cls(

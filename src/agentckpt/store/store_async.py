@@ -38,6 +38,7 @@ from agentckpt.records import Checkpoint, RunInfo, StepInfo
 from agentckpt.store import queries
 from agentckpt.store.acknowledged import Acknowledged, Counters
 from agentckpt.store.outage_policy import OutagePolicy
+from agentckpt.tenancy.names import DEFAULT_TENANT
 
 RunId = UUID | str
 
@@ -95,6 +96,7 @@ def _run_info(row: Row) -> RunInfo:
         config=config,
         metadata=decode_metadata(row["metadata"]),
         error=row["error"],
+        tenant_id=row.get("tenant_id") or DEFAULT_TENANT,
     )
 
 
@@ -146,6 +148,8 @@ class AsyncStore:
         commit: CommitOptions = CommitOptions(),
     ) -> None:
         self.backend = backend
+        # The tenant whose rows this store reads and writes (agentckpt.tenancy).
+        self.tenant: str = backend.tenant
         self.policy = policy or SnapshotPolicy()
         self.limits = limits
         # None: states are returned as stored. A store holding runs of several formats
@@ -186,7 +190,9 @@ class AsyncStore:
         """Open a store for ``url`` and, unless ``migrate=False``, bring its schema up to date.
 
         ``settings`` are the URL's settings as keywords (``pool_max=20``), which win over
-        the URL; an unknown one is a :class:`ConfigurationError`.
+        the URL; an unknown one is a :class:`ConfigurationError`. ``tenant="acme"``
+        opens the store for one tenant: it sees and writes only that tenant's runs
+        (``docs/security.md``); without it, the tenant ``"default"``.
         """
         backend, commit = await open_backend_async(url, **settings)
         store = cls(

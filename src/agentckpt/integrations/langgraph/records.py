@@ -22,6 +22,7 @@ from agentckpt._core.blobs import BlobRef
 from agentckpt._core.writes import BlobRow
 from agentckpt.errors import InvalidValueError
 from agentckpt.ops.kinds import pack_payload, unpack_payload
+from agentckpt.tenancy import DEFAULT_TENANT
 
 __all__ = [
     "BlobCache",
@@ -43,10 +44,14 @@ __all__ = [
 _THREAD_NAMESPACE = uuid.UUID("3b0f6a52-8d7e-4c11-9f43-2a6f0c9e5d17")
 
 
-def thread_run_id(thread_id: str, namespace: str) -> UUID:
-    """The id of the run that stores the checkpoints of ``thread_id`` in ``namespace``."""
-    # NUL cannot occur in either part (check_text refuses it), so the pair is unambiguous.
-    return uuid.uuid5(_THREAD_NAMESPACE, f"{thread_id}\x00{namespace}")
+def thread_run_id(thread_id: str, namespace: str, tenant: str = DEFAULT_TENANT) -> UUID:
+    """The id of the run that stores the checkpoints of ``thread_id`` in ``namespace``
+    for ``tenant``: two tenants' threads of the same id are two runs."""
+    # NUL cannot occur in any part (check_text and tenant names refuse it), so the parts
+    # are unambiguous; the default tenant keeps the ids threads had before tenants.
+    if tenant == DEFAULT_TENANT:
+        return uuid.uuid5(_THREAD_NAMESPACE, f"{thread_id}\x00{namespace}")
+    return uuid.uuid5(_THREAD_NAMESPACE, f"{tenant}\x00{thread_id}\x00{namespace}")
 
 
 def check_text(value: object, what: str) -> str:

@@ -29,7 +29,7 @@ from contextlib import asynccontextmanager, contextmanager
 from functools import partial
 from os import PathLike
 from types import TracebackType
-from typing import Any
+from typing import Any, cast
 from uuid import UUID
 
 from langchain_core.runnables import RunnableConfig
@@ -49,12 +49,15 @@ from agentckpt.integrations.langgraph import calls
 from agentckpt.integrations.langgraph.codec import DEFAULT_BLOB_THRESHOLD, CheckpointCodec
 from agentckpt.integrations.langgraph.conn_strings import store_url
 from agentckpt.integrations.langgraph.records import check_text, thread_run_id
+from agentckpt.integrations.langgraph.redaction import METADATA_KEY, redact_channels, redact_writes
 from agentckpt.integrations.langgraph.step_index import StepIndex
 from agentckpt.integrations.langgraph.step_index_async import AsyncStepIndex
 from agentckpt.integrations.langgraph.versions import Version, next_version
 from agentckpt.ops import kinds
+from agentckpt.redaction import Redactor
 from agentckpt.store.store import Store
 from agentckpt.store.store_async import AsyncStore
+from agentckpt.tenancy import DEFAULT_TENANT
 
 __all__ = [
     "DEFAULT_POLICY",
@@ -89,6 +92,10 @@ class AgentckptSaver(BaseCheckpointSaver[Any]):
             blob table.
         inline_json: keep JSON channel values as JSON (default: True, False with an
             :class:`EncryptedSerializer` so that nothing is stored in clear).
+        redactors: applied to messages (content, tool call arguments, tool results) and
+            JSON strings of channel values and pending writes before they are stored
+            (:mod:`agentckpt.redaction`); each checkpoint's metadata records what was
+            removed under ``"redactions"``.
     """
 
     def __init__(
@@ -101,8 +108,10 @@ class AgentckptSaver(BaseCheckpointSaver[Any]):
         policy: SnapshotPolicy = DEFAULT_POLICY,
         blob_threshold: int = DEFAULT_BLOB_THRESHOLD,
         inline_json: bool | None = None,
+        redactors: Sequence[Redactor] = (),
     ) -> None:
         super().__init__(serde=serde)
+        self.redactors: tuple[Redactor, ...] = tuple(redactors)
         if url is None and store is None and astore is None:
             raise ConfigurationError("AgentckptSaver needs a url, a store or an astore")
         for given in (store, astore):
@@ -203,9 +212,12 @@ class AgentckptSaver(BaseCheckpointSaver[Any]):
         return self._sync().store
 
     @staticmethod
-    def run_id(thread_id: str, checkpoint_ns: str = "") -> UUID:
-        """The id of the agentckpt run that stores a thread's checkpoints in a namespace."""
-        return thread_run_id(calls.thread(thread_id), check_text(checkpoint_ns, "checkpoint_ns"))
+    def run_id(thread_id: str, checkpoint_ns: str = "", tenant: str = DEFAULT_TENANT) -> UUID:
+        """The id of the agentckpt run that stores a thread's checkpoints in a namespace
+        (for ``tenant``, the tenant of the saver's store)."""
+        return thread_run_id(
+            calls.thread(thread_id), check_text(checkpoint_ns, "checkpoint_ns"), tenant
+        )
 
     def _sync(self) -> StepIndex:
         with self._lock:
@@ -254,6 +266,17 @@ class AgentckptSaver(BaseCheckpointSaver[Any]):
         """
         return next_version(current)
 
+    def _redacted(
+        self, checkpoint: Checkpoint, metadata: CheckpointMetadata
+    ) -> tuple[Checkpoint, CheckpointMetadata]:
+        """The checkpoint through the redactors, its metadata with what they removed."""
+        clean, found = redact_channels(cast(dict[str, Any], checkpoint), self.redactors)
+        if not found:
+            return checkpoint, metadata
+        records = [r.to_json() for r in dict.fromkeys(found)]
+        meta = cast(CheckpointMetadata, {**metadata, METADATA_KEY: records})
+        return cast(Checkpoint, clean), meta
+
     def _codec(self) -> CheckpointCodec:
         # Built per call: with_allowlist() clones the saver with another serde.
         return CheckpointCodec(
@@ -290,6 +313,7 @@ class AgentckptSaver(BaseCheckpointSaver[Any]):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         """Store a checkpoint; durable when this returns."""
+        checkpoint, metadata = self._redacted(checkpoint, metadata)
         put = calls.put_request(self._codec(), config, checkpoint, metadata)
         self._sync().put(put)
         return calls.thread_config(put.thread_id, put.namespace, put.checkpoint_id)
@@ -303,7 +327,7 @@ class AgentckptSaver(BaseCheckpointSaver[Any]):
     ) -> None:
         """Store a task's writes against the checkpoint in ``config``."""
         thread_id, namespace, checkpoint_id, rows, replace = calls.writes_request(
-            self._codec(), config, writes, task_id, task_path
+            self._codec(), config, redact_writes(writes, self.redactors), task_id, task_path
         )
         self._sync().put_writes(thread_id, namespace, checkpoint_id, rows, replace=replace)
 
@@ -360,6 +384,7 @@ class AgentckptSaver(BaseCheckpointSaver[Any]):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         """Async :meth:`put`."""
+        checkpoint, metadata = self._redacted(checkpoint, metadata)
         put = calls.put_request(self._codec(), config, checkpoint, metadata)
         await (await self._async()).put(put)
         return calls.thread_config(put.thread_id, put.namespace, put.checkpoint_id)
@@ -373,7 +398,7 @@ class AgentckptSaver(BaseCheckpointSaver[Any]):
     ) -> None:
         """Async :meth:`put_writes`."""
         thread_id, namespace, checkpoint_id, rows, replace = calls.writes_request(
-            self._codec(), config, writes, task_id, task_path
+            self._codec(), config, redact_writes(writes, self.redactors), task_id, task_path
         )
         index = await self._async()
         await index.put_writes(thread_id, namespace, checkpoint_id, rows, replace=replace)

@@ -66,7 +66,7 @@ class StepIndex:
 
     def put(self, put: IndexedPut) -> int:
         """Store a checkpoint; returns its step. Durable and visible when this returns."""
-        rid = thread_run_id(put.thread_id, put.namespace)
+        rid = thread_run_id(put.thread_id, put.namespace, self.store.tenant)
         step = self._commit(rid, put.thread_id, put.namespace, put.state, put.blobs)
         row = {
             "run_id": rid,
@@ -99,7 +99,7 @@ class StepIndex:
         """
         if not writes:
             return
-        rid = thread_run_id(thread_id, namespace)
+        rid = thread_run_id(thread_id, namespace, self.store.tenant)
         params = []
         for write in writes:
             codec, payload = pack_payload(write.payload)
@@ -179,7 +179,7 @@ class StepIndex:
         self, thread_id: str, namespace: str, checkpoint_id: str | None, codec: IndexCodec
     ) -> Entry | None:
         """One checkpoint (the latest when ``checkpoint_id`` is None), or None."""
-        rid = thread_run_id(thread_id, namespace)
+        rid = thread_run_id(thread_id, namespace, self.store.tenant)
 
         def read() -> Entry | None:
             if checkpoint_id is None:
@@ -240,7 +240,7 @@ class StepIndex:
 
     def _page(self, query: ListQuery, after: IndexRow | None, page: int) -> list[IndexRow]:
         if query.thread_id is not None and query.namespace is not None:
-            rid = thread_run_id(query.thread_id, query.namespace)
+            rid = thread_run_id(query.thread_id, query.namespace, self.store.tenant)
             below = after.checkpoint_id if after is not None else query.before
             rows = self.store.backend.read(
                 queries.INDEX_PAGE_RUN, {"run_id": rid, "below": below, "page": page}
@@ -351,7 +351,7 @@ class StepIndex:
             rows = self.store.backend.read(queries.INDEX_ALL, {"run_id": src})
             if not rows:
                 continue
-            dst = thread_run_id(target, namespace)
+            dst = thread_run_id(target, namespace, self.store.tenant)
             self._open_run(dst, target, namespace)
             self.store.copy_blobs(src, dst)
             placed = []

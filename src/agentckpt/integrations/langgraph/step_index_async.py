@@ -65,7 +65,7 @@ class AsyncStepIndex:
 
     async def put(self, put: IndexedPut) -> int:
         """Store a checkpoint; returns its step. Durable and visible when this returns."""
-        rid = thread_run_id(put.thread_id, put.namespace)
+        rid = thread_run_id(put.thread_id, put.namespace, self.store.tenant)
         step = await self._commit(rid, put.thread_id, put.namespace, put.state, put.blobs)
         row = {
             "run_id": rid,
@@ -98,7 +98,7 @@ class AsyncStepIndex:
         """
         if not writes:
             return
-        rid = thread_run_id(thread_id, namespace)
+        rid = thread_run_id(thread_id, namespace, self.store.tenant)
         params = []
         for write in writes:
             codec, payload = pack_payload(write.payload)
@@ -178,7 +178,7 @@ class AsyncStepIndex:
         self, thread_id: str, namespace: str, checkpoint_id: str | None, codec: IndexCodec
     ) -> Entry | None:
         """One checkpoint (the latest when ``checkpoint_id`` is None), or None."""
-        rid = thread_run_id(thread_id, namespace)
+        rid = thread_run_id(thread_id, namespace, self.store.tenant)
 
         async def read() -> Entry | None:
             if checkpoint_id is None:
@@ -239,7 +239,7 @@ class AsyncStepIndex:
 
     async def _page(self, query: ListQuery, after: IndexRow | None, page: int) -> list[IndexRow]:
         if query.thread_id is not None and query.namespace is not None:
-            rid = thread_run_id(query.thread_id, query.namespace)
+            rid = thread_run_id(query.thread_id, query.namespace, self.store.tenant)
             below = after.checkpoint_id if after is not None else query.before
             rows = await self.store.backend.read(
                 queries.INDEX_PAGE_RUN, {"run_id": rid, "below": below, "page": page}
@@ -350,7 +350,7 @@ class AsyncStepIndex:
             rows = await self.store.backend.read(queries.INDEX_ALL, {"run_id": src})
             if not rows:
                 continue
-            dst = thread_run_id(target, namespace)
+            dst = thread_run_id(target, namespace, self.store.tenant)
             await self._open_run(dst, target, namespace)
             await self.store.copy_blobs(src, dst)
             placed = []

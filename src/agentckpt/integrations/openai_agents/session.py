@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any, TypeVar, cast
 from uuid import UUID
@@ -36,12 +36,15 @@ from agents.memory.session_settings import (
     resolve_session_limit,
 )
 
+from agentckpt._backends.factory import parse_url
 from agentckpt._core.codec import validate
 from agentckpt._core.policy import SnapshotPolicy
 from agentckpt.errors import ConfigurationError, RunNotFoundError, StaleHeadError
 from agentckpt.ops import kinds
+from agentckpt.redaction import Redaction, Redactor, record_metadata, redact
 from agentckpt.store.ride_out import ride_out
 from agentckpt.store.store import Store
+from agentckpt.tenancy import DEFAULT_TENANT, check_tenant
 
 __all__ = ["RUN_KIND", "AgentckptSession", "session_run_id"]
 
@@ -57,9 +60,26 @@ _SESSION_NAMESPACE = uuid.UUID("9d2c4f0e-1b7a-4e63-8c55-0f3e7a9b2d41")
 _ATTEMPTS = 16
 
 
-def session_run_id(session_id: str) -> UUID:
-    """The id of the run that stores session ``session_id``."""
-    return uuid.uuid5(_SESSION_NAMESPACE, session_id)
+def _url_tenant(url: str | None) -> str:
+    """The tenant a session's URL names (``?tenant=``), else the default tenant."""
+    if url is None:
+        return DEFAULT_TENANT
+    options, _ = parse_url(url).resolve()
+    return options.tenant
+
+
+def _shifted(record: Redaction, base: int) -> Redaction:
+    """``/items/+<base>/<k>/...`` (a path into the added items) as ``/items/<base+k>/...``."""
+    head, _, rest = record.path.removeprefix(f"/items/+{base}/").partition("/")
+    return Redaction(f"/items/{base + int(head)}" + (f"/{rest}" if rest else ""), record.kind)
+
+
+def session_run_id(session_id: str, tenant: str = DEFAULT_TENANT) -> UUID:
+    """The id of the run that stores session ``session_id`` of ``tenant``: two tenants'
+    sessions of the same id are two runs (the default tenant keeps the ids it had)."""
+    if tenant == DEFAULT_TENANT:
+        return uuid.uuid5(_SESSION_NAMESPACE, session_id)
+    return uuid.uuid5(_SESSION_NAMESPACE, f"{check_tenant(tenant)}\x00{session_id}")
 
 
 class AgentckptSession:
@@ -75,6 +95,9 @@ class AgentckptSession:
         store: an open :class:`Store` to share among many sessions instead of ``url``.
         session_settings: the SDK's settings, or a dict of them (their ``limit`` applies
             to ``get_items``).
+        redactors: applied to every string of each added item before it is stored
+            (:mod:`agentckpt.redaction`); what they removed is recorded per step in the
+            run's metadata.
     """
 
     session_settings: SessionSettings | None = None
@@ -86,6 +109,7 @@ class AgentckptSession:
         url: str | None = None,
         store: Store | None = None,
         session_settings: SessionSettings | dict[str, Any] | None = None,
+        redactors: Sequence[Redactor] = (),
     ) -> None:
         if (url is None) == (store is None):
             raise ConfigurationError("AgentckptSession needs exactly one of url= and store=")
@@ -97,10 +121,15 @@ class AgentckptSession:
             if session_settings is not None
             else SessionSettings()
         )
-        self.run_id = session_run_id(session_id)
+        # The tenant of the store (given, or named by the URL) is part of the run id.
+        tenant = store.tenant if store is not None else _url_tenant(url)
+        self.run_id = session_run_id(session_id, tenant)
         self.url = url
         self._store = store
         self._owns_store = store is None
+        self.redactors: tuple[Redactor, ...] = tuple(redactors)
+        # What the redactors removed from the items being added (under self._lock).
+        self._redacted: list[Redaction] = []
         # One writer at a time per session in this process: no retries among threads.
         self._lock = threading.Lock()
 
@@ -156,7 +185,14 @@ class AgentckptSession:
         added = [cast(Any, item) for item in items]
         # Refuse what cannot round-trip exactly before anything is written.
         validate({"items": added}, path="")
-        await self._call(lambda store: self._change(store, lambda old: old + added))
+
+        def append(old: list[Any]) -> list[Any]:
+            # Redacted against the history as stored now, so each path names its item.
+            clean, found = redact(added, self.redactors, path=f"/items/+{len(old)}")
+            self._redacted = [_shifted(r, len(old)) for r in found]
+            return old + list(clean)
+
+        await self._call(lambda store: self._change(store, append))
 
     async def pop_item(self) -> TResponseInputItem | None:
         """Remove and return the newest item, or None if the session is empty."""
@@ -214,15 +250,23 @@ class AgentckptSession:
                 )
                 checkpoint = None
             old = list(checkpoint.state["items"]) if checkpoint is not None else []
+            self._redacted = []
             new = change(old)
             if new is None:
                 return
             expected = checkpoint.step if checkpoint is not None else None
+            records = record_metadata((expected or 0) + 1, self._redacted) or None
             try:
                 # Only the commit is repeated after an outage, never the change: the same
                 # commit again is recognised if it landed, while re-applying the change
                 # to a re-read history would add the items twice.
-                commit = partial(store.commit, self.run_id, {"items": new}, expected_head=expected)
+                commit = partial(
+                    store.commit,
+                    self.run_id,
+                    {"items": new},
+                    expected_head=expected,
+                    metadata=records,
+                )
                 ride_out(store.outage, commit, what=f"session {self.session_id!r}")
                 return
             except (StaleHeadError, RunNotFoundError):

@@ -56,7 +56,10 @@ CREATE TABLE runs (
     parent_step       bigint,
     config            bytea       NOT NULL,
     metadata          jsonb       NOT NULL DEFAULT '{}',
-    error             text
+    error             text,
+    tenant_id         text        NOT NULL
+                      DEFAULT COALESCE(NULLIF(current_setting('agentckpt.tenant', true), ''), 'default')
+                      CONSTRAINT runs_tenant_named CHECK (tenant_id <> '')
 ) WITH (fillfactor = 70);  -- room on each page for HOT updates of the head
 
 -- Runs of an agent. No index holds a column that every commit changes (updated_at,
@@ -86,6 +89,9 @@ CREATE TABLE steps (
     checksum       bytea       NOT NULL,
     created_at     timestamptz NOT NULL DEFAULT now(),
     updated_at     timestamptz NOT NULL DEFAULT now(),
+    tenant_id         text        NOT NULL
+                      DEFAULT COALESCE(NULLIF(current_setting('agentckpt.tenant', true), ''), 'default')
+                      CONSTRAINT steps_tenant_named CHECK (tenant_id <> ''),
     PRIMARY KEY (run_id, step)
 ) WITH (toast_tuple_target = 8160);  -- payloads up to a page stay inline (migration 0006)
 
@@ -99,6 +105,9 @@ CREATE TABLE blobs (
     size        bigint      NOT NULL,
     data        bytea       NOT NULL,
     created_at  timestamptz NOT NULL DEFAULT now(),
+    tenant_id         text        NOT NULL
+                      DEFAULT COALESCE(NULLIF(current_setting('agentckpt.tenant', true), ''), 'default')
+                      CONSTRAINT blobs_tenant_named CHECK (tenant_id <> ''),
     PRIMARY KEY (run_id, digest)
 );
 
@@ -112,6 +121,9 @@ CREATE TABLE effects (
     codec       text        NOT NULL,
     payload     bytea       NOT NULL,
     created_at  timestamptz NOT NULL DEFAULT now(),
+    tenant_id         text        NOT NULL
+                      DEFAULT COALESCE(NULLIF(current_setting('agentckpt.tenant', true), ''), 'default')
+                      CONSTRAINT effects_tenant_named CHECK (tenant_id <> ''),
     PRIMARY KEY (run_id, step, key)
 );
 
@@ -127,6 +139,9 @@ CREATE TABLE history (
     payload     bytea       NOT NULL,
     raw_bytes   integer     NOT NULL,
     created_at  timestamptz NOT NULL DEFAULT now(),
+    tenant_id         text        NOT NULL
+                      DEFAULT COALESCE(NULLIF(current_setting('agentckpt.tenant', true), ''), 'default')
+                      CONSTRAINT history_tenant_named CHECK (tenant_id <> ''),
     PRIMARY KEY (run_id, seq)
 );
 
@@ -140,6 +155,9 @@ CREATE TABLE events (
     codec       text        NOT NULL,
     payload     bytea       NOT NULL,
     created_at  timestamptz NOT NULL DEFAULT now(),
+    tenant_id         text        NOT NULL
+                      DEFAULT COALESCE(NULLIF(current_setting('agentckpt.tenant', true), ''), 'default')
+                      CONSTRAINT events_tenant_named CHECK (tenant_id <> ''),
     PRIMARY KEY (run_id, event_id)
 );
 
@@ -151,7 +169,10 @@ CREATE TABLE run_threads (
     run_id     uuid PRIMARY KEY
                CONSTRAINT run_threads_run REFERENCES runs (run_id) ON DELETE CASCADE,
     thread_id  text NOT NULL,
-    namespace  text NOT NULL
+    namespace  text NOT NULL,
+    tenant_id         text        NOT NULL
+                      DEFAULT COALESCE(NULLIF(current_setting('agentckpt.tenant', true), ''), 'default')
+                      CONSTRAINT run_threads_tenant_named CHECK (tenant_id <> '')
 );
 
 CREATE INDEX run_threads_thread ON run_threads (thread_id);
@@ -170,6 +191,9 @@ CREATE TABLE step_index (
     parent_id      text,
     invocation_id  text,
     metadata       text   NOT NULL,
+    tenant_id         text        NOT NULL
+                      DEFAULT COALESCE(NULLIF(current_setting('agentckpt.tenant', true), ''), 'default')
+                      CONSTRAINT step_index_tenant_named CHECK (tenant_id <> ''),
     PRIMARY KEY (run_id, checkpoint_id)
 );
 
@@ -190,5 +214,43 @@ CREATE TABLE step_writes (
     type           text    NOT NULL,
     codec          text    NOT NULL,
     payload        bytea   NOT NULL,
+    tenant_id         text        NOT NULL
+                      DEFAULT COALESCE(NULLIF(current_setting('agentckpt.tenant', true), ''), 'default')
+                      CONSTRAINT step_writes_tenant_named CHECK (tenant_id <> ''),
     PRIMARY KEY (run_id, checkpoint_id, task_id, idx)
 );
+
+
+-- Row-level security (migration 0012): every table of a run's rows is bound, its owner
+-- too (FORCE), to the tenant the store sets per transaction with
+-- set_config('agentckpt.tenant', <tenant>, true). docs/security.md shows the roles.
+ALTER TABLE runs ENABLE ROW LEVEL SECURITY;
+ALTER TABLE runs FORCE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON runs USING (tenant_id = current_setting('agentckpt.tenant', true)) WITH CHECK (tenant_id = current_setting('agentckpt.tenant', true));
+ALTER TABLE steps ENABLE ROW LEVEL SECURITY;
+ALTER TABLE steps FORCE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON steps USING (tenant_id = current_setting('agentckpt.tenant', true)) WITH CHECK (tenant_id = current_setting('agentckpt.tenant', true));
+ALTER TABLE blobs ENABLE ROW LEVEL SECURITY;
+ALTER TABLE blobs FORCE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON blobs USING (tenant_id = current_setting('agentckpt.tenant', true)) WITH CHECK (tenant_id = current_setting('agentckpt.tenant', true));
+ALTER TABLE effects ENABLE ROW LEVEL SECURITY;
+ALTER TABLE effects FORCE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON effects USING (tenant_id = current_setting('agentckpt.tenant', true)) WITH CHECK (tenant_id = current_setting('agentckpt.tenant', true));
+ALTER TABLE history ENABLE ROW LEVEL SECURITY;
+ALTER TABLE history FORCE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON history USING (tenant_id = current_setting('agentckpt.tenant', true)) WITH CHECK (tenant_id = current_setting('agentckpt.tenant', true));
+ALTER TABLE events ENABLE ROW LEVEL SECURITY;
+ALTER TABLE events FORCE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON events USING (tenant_id = current_setting('agentckpt.tenant', true)) WITH CHECK (tenant_id = current_setting('agentckpt.tenant', true));
+ALTER TABLE run_threads ENABLE ROW LEVEL SECURITY;
+ALTER TABLE run_threads FORCE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON run_threads USING (tenant_id = current_setting('agentckpt.tenant', true)) WITH CHECK (tenant_id = current_setting('agentckpt.tenant', true));
+ALTER TABLE step_index ENABLE ROW LEVEL SECURITY;
+ALTER TABLE step_index FORCE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON step_index USING (tenant_id = current_setting('agentckpt.tenant', true)) WITH CHECK (tenant_id = current_setting('agentckpt.tenant', true));
+ALTER TABLE step_writes ENABLE ROW LEVEL SECURITY;
+ALTER TABLE step_writes FORCE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON step_writes USING (tenant_id = current_setting('agentckpt.tenant', true)) WITH CHECK (tenant_id = current_setting('agentckpt.tenant', true));
+
+-- A tenant's runs, for listing them.
+CREATE INDEX runs_tenant ON runs (tenant_id);

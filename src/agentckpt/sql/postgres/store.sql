@@ -13,13 +13,15 @@ RETURNING run_id;
 -- name: get_run
 SELECT run_id, kind, agent_id, status, head_step, head_version, head_open, snapshot_step,
        chain_bytes, lease_owner, lease_expires_at, lease_epoch, heartbeat_at, created_at,
-       updated_at, parent_run_id, parent_step, config, metadata::text AS metadata, error
+       updated_at, parent_run_id, parent_step, config, metadata::text AS metadata, error,
+       tenant_id
 FROM runs WHERE run_id = %(run_id)s;
 
 -- name: list_runs
 SELECT run_id, kind, agent_id, status, head_step, head_version, head_open, snapshot_step,
        chain_bytes, lease_owner, lease_expires_at, lease_epoch, heartbeat_at, created_at,
-       updated_at, parent_run_id, parent_step, config, metadata::text AS metadata, error
+       updated_at, parent_run_id, parent_step, config, metadata::text AS metadata, error,
+       tenant_id
 FROM runs
 WHERE (%(agent_id)s::text IS NULL OR agent_id = %(agent_id)s)
   AND (%(kind)s::text IS NULL OR kind = %(kind)s)
@@ -84,7 +86,7 @@ SELECT r.run_id, r.kind AS run_kind, r.agent_id, r.status, r.head_step, r.head_v
        CASE WHEN s.step IS NOT DISTINCT FROM r.chain_start THEN r.config END AS config,
        CASE WHEN s.step IS NOT DISTINCT FROM r.chain_start THEN r.metadata::text END
            AS metadata,
-       r.error, s.step, s.parent_step, s.kind, s.is_open, s.codec, s.payload,
+       r.error, r.tenant_id, s.step, s.parent_step, s.kind, s.is_open, s.codec, s.payload,
        s.state_version, s.write_version, s.raw_bytes, s.state_bytes, s.checksum,
        s.created_at, s.updated_at
 FROM r

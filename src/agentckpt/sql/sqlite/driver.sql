@@ -25,34 +25,34 @@ UPDATE runs SET
     chain_bytes   = :chain_bytes,
     heartbeat_at  = strftime('%Y-%m-%dT%H:%M:%f', 'now'),
     updated_at    = strftime('%Y-%m-%dT%H:%M:%f', 'now')
-WHERE run_id = :run_id
+WHERE run_id = :run_id AND tenant_id = agentckpt_tenant()
   AND head_step IS :expected_step
   AND head_version = :expected_version
   AND (:epoch IS NULL OR lease_epoch = :epoch);
 
 -- name: get_metadata
-SELECT metadata FROM runs WHERE run_id = :run_id;
+SELECT metadata FROM runs WHERE run_id = :run_id AND tenant_id = agentckpt_tenant();
 
 -- name: set_metadata
-UPDATE runs SET metadata = :metadata WHERE run_id = :run_id;
+UPDATE runs SET metadata = :metadata WHERE run_id = :run_id AND tenant_id = agentckpt_tenant();
 
 -- name: insert_history
-INSERT INTO history (run_id, seq, step, item_count, codec, payload, raw_bytes)
-VALUES (:run_id, :seq, :step, :item_count, :codec, :payload, :raw_bytes);
+INSERT INTO history (run_id, seq, step, item_count, codec, payload, raw_bytes, tenant_id)
+VALUES (:run_id, :seq, :step, :item_count, :codec, :payload, :raw_bytes, agentckpt_tenant());
 
 -- name: seal_step
-UPDATE steps SET is_open = 0 WHERE run_id = :run_id AND step = :seal_step AND is_open;
+UPDATE steps SET is_open = 0 WHERE run_id = :run_id AND tenant_id = agentckpt_tenant() AND step = :seal_step AND is_open;
 
 -- name: upsert_step
 INSERT INTO steps (run_id, step, parent_step, kind, is_open, codec, payload, state_version,
-                   write_version, raw_bytes, state_bytes, checksum)
+                   write_version, raw_bytes, state_bytes, checksum, tenant_id)
 VALUES (:run_id, :step, :parent_step, :kind, :is_open, :codec, :payload, :state_version,
-        :write_version, :raw_bytes, :state_bytes, :checksum)
+        :write_version, :raw_bytes, :state_bytes, :checksum, agentckpt_tenant())
 ON CONFLICT (run_id, step) DO UPDATE SET
     parent_step = excluded.parent_step, kind = excluded.kind, is_open = excluded.is_open,
     codec = excluded.codec, payload = excluded.payload, state_version = excluded.state_version,
     write_version = excluded.write_version, raw_bytes = excluded.raw_bytes,
     state_bytes = excluded.state_bytes, checksum = excluded.checksum,
     updated_at = strftime('%Y-%m-%dT%H:%M:%f', 'now')
-WHERE steps.is_open
+WHERE steps.is_open AND steps.tenant_id = agentckpt_tenant()
 RETURNING created_at, updated_at;

@@ -22,7 +22,8 @@ SELECT r.run_id, r.kind, r.agent_id, r.status, r.head_step, r.head_open, r.snaps
        + (SELECT count(*) FROM step_index i WHERE i.run_id = r.run_id)
        + (SELECT count(*) FROM step_writes w WHERE w.run_id = r.run_id) AS framework_rows
 FROM runs r
-WHERE (:run_id IS NULL OR r.run_id = :run_id)
+WHERE r.tenant_id = agentckpt_tenant()
+  AND (:run_id IS NULL OR r.run_id = :run_id)
   AND (:agent_id IS NULL OR r.agent_id = :agent_id)
   AND (:kind IS NULL OR r.kind = :kind)
   AND (:status IS NULL OR r.status = :status)
@@ -32,25 +33,25 @@ ORDER BY r.updated_at DESC, r.run_id
 LIMIT coalesce(:limit, -1);
 
 -- name: ops_table_sizes
--- Rows and payload bytes of each table.
+-- Rows and payload bytes of each table, of the store's tenant.
 SELECT 'runs' AS table_name, count(*) AS row_count,
-       coalesce(sum(length(config)), 0) AS payload_bytes FROM runs
+       coalesce(sum(length(config)), 0) AS payload_bytes FROM runs WHERE tenant_id = agentckpt_tenant()
 UNION ALL
-SELECT 'steps', count(*), coalesce(sum(length(payload)), 0) FROM steps
+SELECT 'steps', count(*), coalesce(sum(length(payload)), 0) FROM steps WHERE tenant_id = agentckpt_tenant()
 UNION ALL
-SELECT 'blobs', count(*), coalesce(sum(length(data)), 0) FROM blobs
+SELECT 'blobs', count(*), coalesce(sum(length(data)), 0) FROM blobs WHERE tenant_id = agentckpt_tenant()
 UNION ALL
-SELECT 'effects', count(*), coalesce(sum(length(payload)), 0) FROM effects
+SELECT 'effects', count(*), coalesce(sum(length(payload)), 0) FROM effects WHERE tenant_id = agentckpt_tenant()
 UNION ALL
-SELECT 'history', count(*), coalesce(sum(length(payload)), 0) FROM history
+SELECT 'history', count(*), coalesce(sum(length(payload)), 0) FROM history WHERE tenant_id = agentckpt_tenant()
 UNION ALL
-SELECT 'events', count(*), coalesce(sum(length(payload)), 0) FROM events
+SELECT 'events', count(*), coalesce(sum(length(payload)), 0) FROM events WHERE tenant_id = agentckpt_tenant()
 UNION ALL
-SELECT 'run_threads', count(*), 0 FROM run_threads
+SELECT 'run_threads', count(*), 0 FROM run_threads WHERE tenant_id = agentckpt_tenant()
 UNION ALL
-SELECT 'step_index', count(*), coalesce(sum(length(metadata)), 0) FROM step_index
+SELECT 'step_index', count(*), coalesce(sum(length(metadata)), 0) FROM step_index WHERE tenant_id = agentckpt_tenant()
 UNION ALL
-SELECT 'step_writes', count(*), coalesce(sum(length(payload)), 0) FROM step_writes;
+SELECT 'step_writes', count(*), coalesce(sum(length(payload)), 0) FROM step_writes WHERE tenant_id = agentckpt_tenant();
 
 -- name: ops_table_bytes
 -- Pages used by each table and its indexes; needs SQLite built with the dbstat table
@@ -79,28 +80,28 @@ WHERE 0;
 SELECT run_id, kind, agent_id, status, head_step, head_version, head_open, snapshot_step,
        chain_bytes, lease_owner, lease_expires_at, lease_epoch, heartbeat_at, created_at,
        updated_at, parent_run_id, parent_step, config, metadata, error
-FROM runs WHERE run_id = :run_id;
+FROM runs WHERE run_id = :run_id AND tenant_id = agentckpt_tenant();
 
 -- name: ops_export_steps
 SELECT step, parent_step, kind, is_open, codec, payload, state_version, write_version,
        raw_bytes, state_bytes, checksum, created_at, updated_at
-FROM steps WHERE run_id = :run_id ORDER BY step;
+FROM steps WHERE run_id = :run_id AND tenant_id = agentckpt_tenant() ORDER BY step;
 
 -- name: ops_export_blobs
 SELECT digest, codec, size, data, created_at
-FROM blobs WHERE run_id = :run_id ORDER BY digest;
+FROM blobs WHERE run_id = :run_id AND tenant_id = agentckpt_tenant() ORDER BY digest;
 
 -- name: ops_export_history
 SELECT seq, step, item_count, codec, payload, raw_bytes, created_at
-FROM history WHERE run_id = :run_id ORDER BY seq;
+FROM history WHERE run_id = :run_id AND tenant_id = agentckpt_tenant() ORDER BY seq;
 
 -- name: ops_export_effects
 SELECT step, key, codec, payload, created_at
-FROM effects WHERE run_id = :run_id ORDER BY step, key;
+FROM effects WHERE run_id = :run_id AND tenant_id = agentckpt_tenant() ORDER BY step, key;
 
 -- name: ops_export_events
 SELECT event_id, step, kind, codec, payload, created_at
-FROM events WHERE run_id = :run_id ORDER BY created_at, event_id;
+FROM events WHERE run_id = :run_id AND tenant_id = agentckpt_tenant() ORDER BY created_at, event_id;
 
 -- name: ops_import_run
 -- Written first by an import, in the transaction that writes every other row of the run:
@@ -108,67 +109,67 @@ FROM events WHERE run_id = :run_id ORDER BY created_at, event_id;
 INSERT INTO runs (run_id, kind, agent_id, status, head_step, head_version, head_open,
                   snapshot_step, chain_bytes, lease_owner, lease_expires_at, lease_epoch,
                   heartbeat_at, created_at, updated_at, parent_run_id, parent_step, config,
-                  metadata, error)
+                  metadata, error, tenant_id)
 VALUES (:run_id, :kind, :agent_id, :status, :head_step, :head_version, :head_open,
         :snapshot_step, :chain_bytes, :lease_owner,
         strftime('%Y-%m-%dT%H:%M:%f', :lease_expires_at), :lease_epoch,
         strftime('%Y-%m-%dT%H:%M:%f', :heartbeat_at), strftime('%Y-%m-%dT%H:%M:%f', :created_at),
         strftime('%Y-%m-%dT%H:%M:%f', :updated_at), :parent_run_id, :parent_step, :config,
-        :metadata, :error);
+        :metadata, :error, agentckpt_tenant());
 
 -- name: ops_import_step
 INSERT INTO steps (run_id, step, parent_step, kind, is_open, codec, payload, state_version,
-                   write_version, raw_bytes, state_bytes, checksum, created_at, updated_at)
+                   write_version, raw_bytes, state_bytes, checksum, created_at, updated_at, tenant_id)
 VALUES (:run_id, :step, :parent_step, :kind, :is_open, :codec, :payload, :state_version,
         :write_version, :raw_bytes, :state_bytes, :checksum,
-        strftime('%Y-%m-%dT%H:%M:%f', :created_at), strftime('%Y-%m-%dT%H:%M:%f', :updated_at));
+        strftime('%Y-%m-%dT%H:%M:%f', :created_at), strftime('%Y-%m-%dT%H:%M:%f', :updated_at), agentckpt_tenant());
 
 -- name: ops_import_blob
-INSERT INTO blobs (run_id, digest, codec, size, data, created_at)
-VALUES (:run_id, :digest, :codec, :size, :data, strftime('%Y-%m-%dT%H:%M:%f', :created_at));
+INSERT INTO blobs (run_id, digest, codec, size, data, created_at, tenant_id)
+VALUES (:run_id, :digest, :codec, :size, :data, strftime('%Y-%m-%dT%H:%M:%f', :created_at), agentckpt_tenant());
 
 -- name: ops_import_history
-INSERT INTO history (run_id, seq, step, item_count, codec, payload, raw_bytes, created_at)
+INSERT INTO history (run_id, seq, step, item_count, codec, payload, raw_bytes, created_at, tenant_id)
 VALUES (:run_id, :seq, :step, :item_count, :codec, :payload, :raw_bytes,
-        strftime('%Y-%m-%dT%H:%M:%f', :created_at));
+        strftime('%Y-%m-%dT%H:%M:%f', :created_at), agentckpt_tenant());
 
 -- name: ops_import_effect
-INSERT INTO effects (run_id, step, key, codec, payload, created_at)
-VALUES (:run_id, :step, :key, :codec, :payload, strftime('%Y-%m-%dT%H:%M:%f', :created_at));
+INSERT INTO effects (run_id, step, key, codec, payload, created_at, tenant_id)
+VALUES (:run_id, :step, :key, :codec, :payload, strftime('%Y-%m-%dT%H:%M:%f', :created_at), agentckpt_tenant());
 
 -- name: ops_import_event
-INSERT INTO events (run_id, event_id, step, kind, codec, payload, created_at)
+INSERT INTO events (run_id, event_id, step, kind, codec, payload, created_at, tenant_id)
 VALUES (:run_id, :event_id, :step, :kind, :codec, :payload,
-        strftime('%Y-%m-%dT%H:%M:%f', :created_at));
+        strftime('%Y-%m-%dT%H:%M:%f', :created_at), agentckpt_tenant());
 
 -- Rows of framework integrations (LangGraph's thread, checkpoint ids and pending writes),
 -- exported and imported with the run they belong to.
 
 -- name: ops_export_threads
-SELECT thread_id, namespace FROM run_threads WHERE run_id = :run_id;
+SELECT thread_id, namespace FROM run_threads WHERE run_id = :run_id AND tenant_id = agentckpt_tenant();
 
 -- name: ops_export_step_index
 SELECT checkpoint_id, step, parent_id, invocation_id, metadata
-FROM step_index WHERE run_id = :run_id ORDER BY checkpoint_id;
+FROM step_index WHERE run_id = :run_id AND tenant_id = agentckpt_tenant() ORDER BY checkpoint_id;
 
 -- name: ops_export_step_writes
 SELECT checkpoint_id, task_id, idx, channel, task_path, type, codec, payload
-FROM step_writes WHERE run_id = :run_id ORDER BY checkpoint_id, task_id, idx;
+FROM step_writes WHERE run_id = :run_id AND tenant_id = agentckpt_tenant() ORDER BY checkpoint_id, task_id, idx;
 
 -- name: ops_import_thread
-INSERT INTO run_threads (run_id, thread_id, namespace)
-VALUES (:run_id, :thread_id, :namespace);
+INSERT INTO run_threads (run_id, thread_id, namespace, tenant_id)
+VALUES (:run_id, :thread_id, :namespace, agentckpt_tenant());
 
 -- name: ops_import_step_index
-INSERT INTO step_index (run_id, checkpoint_id, step, parent_id, invocation_id, metadata)
+INSERT INTO step_index (run_id, checkpoint_id, step, parent_id, invocation_id, metadata, tenant_id)
 VALUES (:run_id, :checkpoint_id, :step, :parent_id, :invocation_id,
-        :metadata);
+        :metadata, agentckpt_tenant());
 
 -- name: ops_import_step_write
 INSERT INTO step_writes (run_id, checkpoint_id, task_id, idx, channel, task_path, type, codec,
-                         payload)
+                         payload, tenant_id)
 VALUES (:run_id, :checkpoint_id, :task_id, :idx, :channel, :task_path,
-        :type, :codec, :payload);
+        :type, :codec, :payload, agentckpt_tenant());
 
 -- name: ops_states_to_upgrade
 -- `agentckpt migrate-states`: runs of a kind whose head step recorded an older state
@@ -176,7 +177,8 @@ VALUES (:run_id, :checkpoint_id, :task_id, :idx, :channel, :task_path,
 SELECT r.run_id, r.agent_id, r.head_step, s.state_version
 FROM runs r
 JOIN steps s ON s.run_id = r.run_id AND s.step = r.head_step
-WHERE r.kind = :kind
+WHERE r.tenant_id = agentckpt_tenant()
+  AND r.kind = :kind
   AND s.state_version < :current
   AND (:agent_id IS NULL OR r.agent_id = :agent_id)
   AND (:after IS NULL OR r.run_id > :after)
@@ -191,7 +193,8 @@ LIMIT :limit;
 -- name: ops_run_page
 WITH matching AS (
     SELECT r.run_id, r.updated_at FROM runs r
-    WHERE (:kind IS NULL OR r.kind = :kind)
+    WHERE r.tenant_id = agentckpt_tenant()
+      AND (:kind IS NULL OR r.kind = :kind)
       AND (:status IS NULL OR r.status = :status)
       AND (:agent_id IS NULL OR r.agent_id = :agent_id)
       AND (:search IS NULL
@@ -251,7 +254,8 @@ ORDER BY p.updated_at DESC, p.run_id DESC;
 -- agent and the day (UTC) each run was created, newest day first. Only numbers count.
 WITH matching AS (
     SELECT r.agent_id, r.created_at, r.metadata FROM runs r
-    WHERE (:kind IS NULL OR r.kind = :kind)
+    WHERE r.tenant_id = agentckpt_tenant()
+      AND (:kind IS NULL OR r.kind = :kind)
       AND (:status IS NULL OR r.status = :status)
       AND (:agent_id IS NULL OR r.agent_id = :agent_id)
       AND (:search IS NULL
@@ -289,9 +293,9 @@ LIMIT :limit;
 SELECT step, parent_step, kind, is_open, codec, payload, state_version, write_version,
        raw_bytes, state_bytes, checksum, created_at, updated_at
 FROM steps
-WHERE run_id = :run_id
+WHERE run_id = :run_id AND tenant_id = agentckpt_tenant()
   AND step >= coalesce((SELECT max(step) FROM steps
-                        WHERE run_id = :run_id AND kind = 'snapshot' AND step <= :first), :first)
+                        WHERE run_id = :run_id AND tenant_id = agentckpt_tenant() AND kind = 'snapshot' AND step <= :first), :first)
   AND step <= :last
 ORDER BY step;
 

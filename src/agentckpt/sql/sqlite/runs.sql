@@ -9,7 +9,7 @@ UPDATE runs SET
     lease_epoch      = lease_epoch + 1,
     lease_expires_at = strftime('%Y-%m-%dT%H:%M:%f', 'now', '+' || :ttl || ' seconds'),
     heartbeat_at     = strftime('%Y-%m-%dT%H:%M:%f', 'now')
-WHERE run_id = :run_id
+WHERE run_id = :run_id AND tenant_id = agentckpt_tenant()
   AND (lease_owner IS NULL OR lease_owner = :owner
        OR lease_expires_at IS NULL
        OR lease_expires_at <= strftime('%Y-%m-%dT%H:%M:%f', 'now'))
@@ -17,19 +17,19 @@ RETURNING lease_owner, lease_epoch, lease_expires_at;
 
 -- name: runs_lease_holder
 SELECT lease_owner, lease_epoch, lease_expires_at, status FROM runs
-WHERE run_id = :run_id;
+WHERE run_id = :run_id AND tenant_id = agentckpt_tenant();
 
 -- name: runs_renew_lease
 UPDATE runs SET
     lease_expires_at = strftime('%Y-%m-%dT%H:%M:%f', 'now', '+' || :ttl || ' seconds'),
     heartbeat_at     = strftime('%Y-%m-%dT%H:%M:%f', 'now')
-WHERE run_id = :run_id AND lease_owner = :owner AND lease_epoch = :epoch
+WHERE run_id = :run_id AND tenant_id = agentckpt_tenant() AND lease_owner = :owner AND lease_epoch = :epoch
 RETURNING lease_expires_at;
 
 -- name: runs_release_lease
 UPDATE runs SET lease_owner = NULL,
        lease_expires_at = strftime('%Y-%m-%dT%H:%M:%f', 'now')
-WHERE run_id = :run_id AND lease_owner = :owner AND lease_epoch = :epoch
+WHERE run_id = :run_id AND tenant_id = agentckpt_tenant() AND lease_owner = :owner AND lease_epoch = :epoch
 RETURNING run_id;
 
 -- name: runs_finish
@@ -39,7 +39,7 @@ UPDATE runs SET
     lease_owner      = NULL,
     lease_expires_at = strftime('%Y-%m-%dT%H:%M:%f', 'now'),
     updated_at       = strftime('%Y-%m-%dT%H:%M:%f', 'now')
-WHERE run_id = :run_id AND lease_epoch = :epoch
+WHERE run_id = :run_id AND tenant_id = agentckpt_tenant() AND lease_epoch = :epoch
 RETURNING run_id;
 
 -- name: runs_claim_orphans
@@ -52,7 +52,8 @@ UPDATE runs SET
     heartbeat_at     = strftime('%Y-%m-%dT%H:%M:%f', 'now')
 WHERE run_id IN (
     SELECT run_id FROM runs
-    WHERE status = 'active'
+    WHERE tenant_id = agentckpt_tenant()
+      AND status = 'active'
       AND kind = :kind
       AND agent_id IN (SELECT value FROM json_each(:agent_ids))
       AND lease_expires_at < strftime('%Y-%m-%dT%H:%M:%f', 'now')
@@ -62,29 +63,29 @@ RETURNING run_id, lease_owner, lease_epoch, lease_expires_at;
 
 -- name: runs_get_effect
 SELECT codec, payload FROM effects
-WHERE run_id = :run_id AND step = :step AND key = :key;
+WHERE run_id = :run_id AND tenant_id = agentckpt_tenant() AND step = :step AND key = :key;
 
 -- name: runs_insert_effect
-INSERT INTO effects (run_id, step, key, codec, payload)
-VALUES (:run_id, :step, :key, :codec, :payload)
+INSERT INTO effects (run_id, step, key, codec, payload, tenant_id)
+VALUES (:run_id, :step, :key, :codec, :payload, agentckpt_tenant())
 ON CONFLICT (run_id, step, key) DO NOTHING;
 
 -- name: runs_prune_effects
-DELETE FROM effects WHERE run_id = :run_id AND step < :below;
+DELETE FROM effects WHERE run_id = :run_id AND tenant_id = agentckpt_tenant() AND step < :below;
 
 -- name: runs_insert_event
-INSERT INTO events (run_id, event_id, step, kind, codec, payload)
-VALUES (:run_id, :event_id, :step, :kind, :codec, :payload)
+INSERT INTO events (run_id, event_id, step, kind, codec, payload, tenant_id)
+VALUES (:run_id, :event_id, :step, :kind, :codec, :payload, agentckpt_tenant())
 ON CONFLICT (run_id, event_id) DO NOTHING;
 
 -- name: runs_list_events
 SELECT event_id, step, kind, codec, payload, created_at FROM events
-WHERE run_id = :run_id
+WHERE run_id = :run_id AND tenant_id = agentckpt_tenant()
 ORDER BY created_at, step NULLS FIRST, event_id;
 
 -- name: runs_gc_run_page
 SELECT run_id FROM runs
-WHERE :after IS NULL OR run_id > :after
+WHERE tenant_id = agentckpt_tenant() AND (:after IS NULL OR run_id > :after)
 ORDER BY run_id
 LIMIT :limit;
 
@@ -92,14 +93,14 @@ LIMIT :limit;
 SELECT r.head_step, r.head_version, s.step, s.kind, s.codec, s.payload
 FROM runs r
 LEFT JOIN steps s ON s.run_id = r.run_id
-WHERE r.run_id = :run_id
+WHERE r.run_id = :run_id AND r.tenant_id = agentckpt_tenant()
 ORDER BY s.step;
 
 -- name: runs_gc_delete_blobs
 -- Runs inside BEGIN IMMEDIATE: no commit can land between the head check and the delete.
 DELETE FROM blobs
-WHERE run_id = :run_id
-  AND EXISTS (SELECT 1 FROM runs WHERE run_id = :run_id
+WHERE run_id = :run_id AND tenant_id = agentckpt_tenant()
+  AND EXISTS (SELECT 1 FROM runs WHERE run_id = :run_id AND tenant_id = agentckpt_tenant()
               AND head_step IS :head_step AND head_version = :head_version)
   AND created_at <= strftime('%Y-%m-%dT%H:%M:%f', 'now', '-' || :grace || ' seconds')
   AND digest NOT IN (SELECT value FROM json_each(:keep))

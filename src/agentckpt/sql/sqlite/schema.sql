@@ -55,7 +55,8 @@ CREATE TABLE runs (
     parent_step       INTEGER,
     config            BLOB    NOT NULL,
     metadata          TEXT    NOT NULL DEFAULT '{}',
-    error             TEXT
+    error             TEXT,
+    tenant_id         TEXT    NOT NULL DEFAULT 'default' CHECK (tenant_id <> '')
 );
 
 -- Active runs whose lease expired, for recovery workers.
@@ -85,6 +86,7 @@ CREATE TABLE steps (
     checksum       BLOB    NOT NULL,
     created_at     TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%f', 'now')),
     updated_at     TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%f', 'now')),
+    tenant_id         TEXT    NOT NULL DEFAULT 'default' CHECK (tenant_id <> ''),
     PRIMARY KEY (run_id, step)
 );
 
@@ -98,6 +100,7 @@ CREATE TABLE blobs (
     size        INTEGER NOT NULL,
     data        BLOB    NOT NULL,
     created_at  TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%f', 'now')),
+    tenant_id         TEXT    NOT NULL DEFAULT 'default' CHECK (tenant_id <> ''),
     PRIMARY KEY (run_id, digest)
 );
 
@@ -111,6 +114,7 @@ CREATE TABLE effects (
     codec       TEXT    NOT NULL,
     payload     BLOB    NOT NULL,
     created_at  TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%f', 'now')),
+    tenant_id         TEXT    NOT NULL DEFAULT 'default' CHECK (tenant_id <> ''),
     PRIMARY KEY (run_id, step, key)
 );
 
@@ -126,6 +130,7 @@ CREATE TABLE history (
     payload     BLOB    NOT NULL,
     raw_bytes   INTEGER NOT NULL,
     created_at  TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%f', 'now')),
+    tenant_id         TEXT    NOT NULL DEFAULT 'default' CHECK (tenant_id <> ''),
     PRIMARY KEY (run_id, seq)
 );
 
@@ -139,6 +144,7 @@ CREATE TABLE events (
     codec       TEXT    NOT NULL,
     payload     BLOB    NOT NULL,
     created_at  TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%f', 'now')),
+    tenant_id         TEXT    NOT NULL DEFAULT 'default' CHECK (tenant_id <> ''),
     PRIMARY KEY (run_id, event_id)
 );
 
@@ -150,7 +156,8 @@ CREATE TABLE events (
 CREATE TABLE run_threads (
     run_id     TEXT PRIMARY KEY REFERENCES runs (run_id) ON DELETE CASCADE,
     thread_id  TEXT NOT NULL,
-    namespace  TEXT NOT NULL
+    namespace  TEXT NOT NULL,
+    tenant_id         TEXT    NOT NULL DEFAULT 'default' CHECK (tenant_id <> '')
 ) WITHOUT ROWID;
 
 CREATE INDEX run_threads_thread ON run_threads (thread_id);
@@ -167,6 +174,7 @@ CREATE TABLE step_index (
     parent_id      TEXT,
     invocation_id  TEXT,
     metadata       TEXT    NOT NULL,
+    tenant_id         TEXT    NOT NULL DEFAULT 'default' CHECK (tenant_id <> ''),
     PRIMARY KEY (run_id, checkpoint_id)
 ) WITHOUT ROWID;
 
@@ -186,5 +194,9 @@ CREATE TABLE step_writes (
     type           TEXT    NOT NULL,
     codec          TEXT    NOT NULL,
     payload        BLOB    NOT NULL,
+    tenant_id         TEXT    NOT NULL DEFAULT 'default' CHECK (tenant_id <> ''),
     PRIMARY KEY (run_id, checkpoint_id, task_id, idx)
 ) WITHOUT ROWID;
+
+-- A tenant's runs, for listing them (migration 0012).
+CREATE INDEX runs_tenant ON runs (tenant_id);

@@ -3,23 +3,24 @@
 -- Times come from SQLite's clock: strftime('%Y-%m-%dT%H:%M:%f', 'now') is UTC.
 
 -- name: insert_run
-INSERT INTO runs (run_id, kind, agent_id, config, metadata, parent_run_id, parent_step)
-VALUES (:run_id, :kind, :agent_id, :config, :metadata, :parent_run_id, :parent_step)
+INSERT INTO runs (run_id, kind, agent_id, config, metadata, parent_run_id, parent_step, tenant_id)
+VALUES (:run_id, :kind, :agent_id, :config, :metadata, :parent_run_id, :parent_step, agentckpt_tenant())
 ON CONFLICT (run_id) DO NOTHING
 RETURNING run_id;
 
 -- name: get_run
 SELECT run_id, kind, agent_id, status, head_step, head_version, head_open, snapshot_step,
        chain_bytes, lease_owner, lease_expires_at, lease_epoch, heartbeat_at, created_at,
-       updated_at, parent_run_id, parent_step, config, metadata, error
-FROM runs WHERE run_id = :run_id;
+       updated_at, parent_run_id, parent_step, config, metadata, error, tenant_id
+FROM runs WHERE run_id = :run_id AND tenant_id = agentckpt_tenant();
 
 -- name: list_runs
 SELECT run_id, kind, agent_id, status, head_step, head_version, head_open, snapshot_step,
        chain_bytes, lease_owner, lease_expires_at, lease_epoch, heartbeat_at, created_at,
-       updated_at, parent_run_id, parent_step, config, metadata, error
+       updated_at, parent_run_id, parent_step, config, metadata, error, tenant_id
 FROM runs
-WHERE (:agent_id IS NULL OR agent_id = :agent_id)
+WHERE tenant_id = agentckpt_tenant()
+  AND (:agent_id IS NULL OR agent_id = :agent_id)
   AND (:kind IS NULL OR kind = :kind)
   AND (:status IS NULL OR status = :status)
   AND (:idle_seconds IS NULL
@@ -30,41 +31,41 @@ LIMIT :limit;
 -- name: set_status
 UPDATE runs SET status = :status, error = :error,
        updated_at = strftime('%Y-%m-%dT%H:%M:%f', 'now')
-WHERE run_id = :run_id
+WHERE run_id = :run_id AND tenant_id = agentckpt_tenant()
 RETURNING run_id;
 
 -- name: insert_blob
-INSERT INTO blobs (run_id, digest, codec, size, data)
-VALUES (:run_id, :digest, :codec, :size, :data)
+INSERT INTO blobs (run_id, digest, codec, size, data, tenant_id)
+VALUES (:run_id, :digest, :codec, :size, :data, agentckpt_tenant())
 ON CONFLICT (run_id, digest) DO NOTHING;
 
 -- name: prune_steps
-DELETE FROM steps WHERE run_id = :run_id AND step < :below;
+DELETE FROM steps WHERE run_id = :run_id AND tenant_id = agentckpt_tenant() AND step < :below;
 
 -- name: commit_probe
 SELECT r.head_step, r.head_version, r.lease_epoch, s.parent_step, s.checksum, s.is_open,
        s.write_version, s.created_at, s.updated_at
 FROM runs r
 LEFT JOIN steps s ON s.run_id = r.run_id AND s.step = :step
-WHERE r.run_id = :run_id;
+WHERE r.run_id = :run_id AND r.tenant_id = agentckpt_tenant();
 
 -- name: confirm_commit
 -- A write of the run's row that changes nothing: its own commit returns only once durable
 -- (on PostgreSQL, once the synchronous standby has it), and with it every commit before
 -- it. A retry that finds its earlier commit stored runs it first (that commit's wait
 -- for the standby may have been cancelled).
-UPDATE runs SET head_step = head_step WHERE run_id = :run_id;
+UPDATE runs SET head_step = head_step WHERE run_id = :run_id AND tenant_id = agentckpt_tenant();
 
 -- name: load_chain
 SELECT s.step, s.parent_step, s.kind, s.is_open, s.codec, s.payload, s.state_version,
        s.write_version, s.raw_bytes, s.state_bytes, s.checksum, s.created_at, s.updated_at
 FROM steps s
-WHERE s.run_id = :run_id
-  AND s.step <= COALESCE(:step, (SELECT head_step FROM runs WHERE run_id = :run_id))
+WHERE s.run_id = :run_id AND s.tenant_id = agentckpt_tenant()
+  AND s.step <= COALESCE(:step, (SELECT head_step FROM runs WHERE run_id = :run_id AND tenant_id = agentckpt_tenant()))
   AND s.step >= (
       SELECT max(step) FROM steps
-      WHERE run_id = :run_id AND kind = 'snapshot'
-        AND step <= COALESCE(:step, (SELECT head_step FROM runs WHERE run_id = :run_id)))
+      WHERE run_id = :run_id AND tenant_id = agentckpt_tenant() AND kind = 'snapshot'
+        AND step <= COALESCE(:step, (SELECT head_step FROM runs WHERE run_id = :run_id AND tenant_id = agentckpt_tenant())))
 ORDER BY s.step;
 
 -- name: resume_run
@@ -75,9 +76,9 @@ ORDER BY s.step;
 -- metadata, the only wide run columns, come on the first row only.
 WITH r AS (
     SELECT runs.*, (SELECT max(step) FROM steps
-                    WHERE run_id = :run_id AND kind = 'snapshot'
+                    WHERE run_id = :run_id AND tenant_id = agentckpt_tenant() AND kind = 'snapshot'
                       AND step <= runs.head_step) AS chain_start
-    FROM runs WHERE run_id = :run_id
+    FROM runs WHERE run_id = :run_id AND tenant_id = agentckpt_tenant()
 )
 SELECT r.run_id, r.kind AS run_kind, r.agent_id, r.status, r.head_step, r.head_version,
        r.head_open, r.snapshot_step, r.chain_bytes, r.lease_owner, r.lease_expires_at,
@@ -85,41 +86,42 @@ SELECT r.run_id, r.kind AS run_kind, r.agent_id, r.status, r.head_step, r.head_v
        r.updated_at AS run_updated_at, r.parent_run_id, r.parent_step AS run_parent_step,
        CASE WHEN s.step IS r.chain_start THEN r.config END AS config,
        CASE WHEN s.step IS r.chain_start THEN r.metadata END AS metadata,
-       r.error, s.step, s.parent_step, s.kind, s.is_open, s.codec, s.payload,
+       r.error, r.tenant_id, s.step, s.parent_step, s.kind, s.is_open, s.codec, s.payload,
        s.state_version, s.write_version, s.raw_bytes, s.state_bytes, s.checksum,
        s.created_at, s.updated_at
 FROM r
 LEFT JOIN steps s
        ON s.run_id = :run_id AND s.step >= r.chain_start AND s.step <= r.head_step
-WHERE r.run_id = :run_id
+WHERE r.run_id = :run_id AND r.tenant_id = agentckpt_tenant()
 ORDER BY s.step;
 
 -- name: list_steps
 SELECT step, parent_step, kind, is_open, codec, state_version, write_version, raw_bytes,
        length(payload) AS stored_bytes, state_bytes, checksum, created_at, updated_at
-FROM steps WHERE run_id = :run_id ORDER BY step;
+FROM steps WHERE run_id = :run_id AND tenant_id = agentckpt_tenant() ORDER BY step;
 
 -- name: copy_history
 -- A fork keeps the archived history of the steps up to the one it starts from.
-INSERT INTO history (run_id, seq, step, item_count, codec, payload, raw_bytes)
-SELECT :to_run_id, seq, step, item_count, codec, payload, raw_bytes FROM history
-WHERE run_id = :from_run_id AND step <= :step;
+INSERT INTO history (run_id, seq, step, item_count, codec, payload, raw_bytes, tenant_id)
+SELECT :to_run_id, seq, step, item_count, codec, payload, raw_bytes, agentckpt_tenant()
+FROM history
+WHERE run_id = :from_run_id AND tenant_id = agentckpt_tenant() AND step <= :step;
 
 -- name: copy_blobs
-INSERT INTO blobs (run_id, digest, codec, size, data)
-SELECT :to_run_id, digest, codec, size, data FROM blobs WHERE run_id = :from_run_id
+INSERT INTO blobs (run_id, digest, codec, size, data, tenant_id)
+SELECT :to_run_id, digest, codec, size, data, agentckpt_tenant() FROM blobs WHERE run_id = :from_run_id AND tenant_id = agentckpt_tenant()
 ON CONFLICT (run_id, digest) DO NOTHING;
 
 -- name: delete_run
 -- The rows integrations keep for the run go with its runs row (ON DELETE CASCADE).
-DELETE FROM steps WHERE run_id = :run_id;
-DELETE FROM blobs WHERE run_id = :run_id;
-DELETE FROM effects WHERE run_id = :run_id;
-DELETE FROM history WHERE run_id = :run_id;
-DELETE FROM events WHERE run_id = :run_id;
-DELETE FROM runs WHERE run_id = :run_id RETURNING run_id;
+DELETE FROM steps WHERE run_id = :run_id AND tenant_id = agentckpt_tenant();
+DELETE FROM blobs WHERE run_id = :run_id AND tenant_id = agentckpt_tenant();
+DELETE FROM effects WHERE run_id = :run_id AND tenant_id = agentckpt_tenant();
+DELETE FROM history WHERE run_id = :run_id AND tenant_id = agentckpt_tenant();
+DELETE FROM events WHERE run_id = :run_id AND tenant_id = agentckpt_tenant();
+DELETE FROM runs WHERE run_id = :run_id AND tenant_id = agentckpt_tenant() RETURNING run_id;
 
 -- name: get_blob
 SELECT digest, codec, size, data FROM blobs
-WHERE run_id = :run_id AND digest = :digest;
+WHERE run_id = :run_id AND tenant_id = agentckpt_tenant() AND digest = :digest;
 
