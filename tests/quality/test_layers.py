@@ -26,6 +26,7 @@ LAYERS: dict[str, int] = {
     "agentckpt.records": 0,
     "agentckpt._core": 0,
     "agentckpt._compat": 1,
+    "agentckpt.telemetry": 1,
     "agentckpt._backends": 2,
     "agentckpt.store": 3,
     "agentckpt.blobstores": 4,

@@ -45,6 +45,8 @@ def ride_out(
             if not policy.allows(since, now):
                 raise
             retry += 1
+            if policy.observer is not None:
+                policy.observer(exc, retry)
             delay = policy.delay(retry)
             log.info(
                 "%s: %s: %s; retrying in %.2f s (outage for %.1f s of at most %g s)",

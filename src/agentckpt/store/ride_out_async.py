@@ -44,6 +44,8 @@ async def ride_out_async(
             if not policy.allows(since, now):
                 raise
             retry += 1
+            if policy.observer is not None:
+                policy.observer(exc, retry)
             delay = policy.delay(retry)
             log.info(
                 "%s: %s: %s; retrying in %.2f s (outage for %.1f s of at most %g s)",
