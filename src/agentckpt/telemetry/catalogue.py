@@ -49,7 +49,7 @@ METRICS: tuple[MetricSpec, ...] = (
         _LATENCY,
     ),
     MetricSpec(
-        "agentckpt.commit.bytes",
+        "agentckpt.commit.written",
         "counter",
         "By",
         "Stored (compressed) payload bytes of acknowledged steps",

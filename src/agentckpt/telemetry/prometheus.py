@@ -95,11 +95,12 @@ class _Observed:
         self._metrics = metrics
 
     def collect(self) -> Iterator[Any]:
-        client = _client()
+        from prometheus_client.core import CounterMetricFamily
+
         for spec in METRICS:
             if spec.kind != "observable_counter":
                 continue
-            family = client.core.CounterMetricFamily(
+            family = CounterMetricFamily(
                 spec.prometheus_name, spec.description, labels=[_label(a) for a in spec.attributes]
             )
             for attributes, value in self._metrics.observed(spec):

@@ -339,7 +339,7 @@ class CommitProbe:
             telemetry.record("agentckpt.commit.duration", elapsed, {**system, "outcome": outcome})
             if exc is None:
                 telemetry.add(
-                    "agentckpt.commit.bytes", self._stored, {**system, "step.kind": self._kind}
+                    "agentckpt.commit.written", self._stored, {**system, "step.kind": self._kind}
                 )
             elif outcome in _CONFLICTS:
                 telemetry.add("agentckpt.conflicts", 1, {**system, "type": outcome})

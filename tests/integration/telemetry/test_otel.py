@@ -59,7 +59,7 @@ def test_a_commit_has_a_span_with_database_attributes_and_metric_points(
     ]
     assert durations[0].count == 2
     written = {
-        p.attributes["step.kind"]: p.value for p in pipeline.points("agentckpt.commit.bytes")
+        p.attributes["step.kind"]: p.value for p in pipeline.points("agentckpt.commit.written")
     }
     assert set(written) == {"snapshot", "delta"}
     assert written["snapshot"] > 0
