@@ -6,17 +6,21 @@ from typing import Any
 
 trace: Any
 metrics: Any
+context: Any
 try:
+    from opentelemetry import context as _context
     from opentelemetry import metrics as _metrics
     from opentelemetry import trace as _trace
 except ImportError:  # agentckpt then records nothing, at no cost
     trace = None
     metrics = None
+    context = None
 else:
     trace = _trace
     metrics = _metrics
+    context = _context
 
-__all__ = ["global_meter_provider", "global_tracer_provider", "metrics", "trace"]
+__all__ = ["context", "global_meter_provider", "global_tracer_provider", "metrics", "trace"]
 
 
 def global_tracer_provider() -> Any:

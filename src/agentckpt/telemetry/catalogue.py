@@ -1,5 +1,9 @@
 """Every span, metric and logger agentckpt emits, in one table each.
 
+Counters are OpenTelemetry *observable* counters (cumulative sums read at collection
+time from totals the :class:`~agentckpt.telemetry.Telemetry` keeps), so counting costs a
+dict update on the commit path; a collector sees them as ordinary monotonic sums.
+
 docs/operations.md lists the same names, and a test checks that it lists all of them.
 Metric names follow OpenTelemetry's conventions (dotted, unit in ``unit``); the
 Prometheus endpoint publishes each with dots as underscores and the unit as a suffix

@@ -55,11 +55,7 @@ class PrometheusMetrics:
         self._metrics: dict[str, Any] = {}
         for spec in METRICS:
             labels = [_label(a) for a in spec.attributes]
-            if spec.kind == "counter":
-                self._metrics[spec.name] = client.Counter(
-                    spec.prometheus_name, spec.description, labels, registry=self.registry
-                )
-            elif spec.kind == "histogram":
+            if spec.kind == "histogram":
                 self._metrics[spec.name] = client.Histogram(
                     spec.prometheus_name,
                     spec.description,
@@ -75,21 +71,17 @@ class PrometheusMetrics:
         """Read the observable metrics (pool stats) of ``telemetry``."""
         self._telemetry = telemetry
 
-    def add(self, name: str, amount: float, attributes: dict[str, Any]) -> None:
-        """Add to a counter."""
-        self._metrics[name].labels(*(str(v) for v in attributes.values())).inc(amount)
-
     def record(self, name: str, value: float, attributes: dict[str, Any]) -> None:
         """Observe a histogram value."""
         self._metrics[name].labels(*(str(v) for v in attributes.values())).observe(value)
 
     def observed(self, spec: MetricSpec) -> list[tuple[dict[str, Any], float]]:
-        """The points of an observable metric now."""
+        """The points of a counter now (the telemetry keeps the totals)."""
         return self._telemetry.observe(spec) if self._telemetry is not None else []
 
 
 class _Observed:
-    """The observable metrics (read from connection pools at scrape time)."""
+    """The counters, read from the telemetry's totals and the pools at scrape time."""
 
     def __init__(self, metrics: PrometheusMetrics) -> None:
         self._metrics = metrics
@@ -98,7 +90,7 @@ class _Observed:
         from prometheus_client.core import CounterMetricFamily
 
         for spec in METRICS:
-            if spec.kind != "observable_counter":
+            if spec.kind == "histogram":
                 continue
             family = CounterMetricFamily(
                 spec.prometheus_name, spec.description, labels=[_label(a) for a in spec.attributes]

@@ -61,6 +61,16 @@ def outcome_of(exc: BaseException | None) -> str:
 
 
 _CONFLICTS = frozenset({"fenced", "stale_head", "step_conflict"})
+_LABELS: dict[tuple[str, str, str], Attributes] = {}
+
+
+def _labels(db_system: str, key: str, value: str) -> Attributes:
+    """``{"db.system": db_system, key: value}``, one shared dict per combination (the
+    commit path records a few per commit; building them anew is measurable)."""
+    found = _LABELS.get((db_system, key, value))
+    if found is None:
+        found = _LABELS.setdefault((db_system, key, value), {"db.system": db_system, key: value})
+    return found
 
 
 class Telemetry:
@@ -101,6 +111,11 @@ class Telemetry:
         # Backends whose connection pools the observable metrics read (weakly: a closed
         # and dropped store leaves the set by itself).
         self._pools: weakref.WeakSet[Any] = weakref.WeakSet()
+        # Counter totals, kept here and read by the exporters at collection time: an
+        # addition is then a dict update, where the SDK's own counter costs tens of
+        # microseconds on the commit path.
+        self._totals: dict[tuple[str, tuple[tuple[str, Any], ...]], float] = {}
+        self._totals_lock = threading.Lock()
         if prometheus is not None:
             prometheus.attach(self)
 
@@ -144,11 +159,7 @@ class Telemetry:
     def _create(self, meter: Any) -> dict[str, Any]:
         made: dict[str, Any] = {}
         for spec in METRICS:
-            if spec.kind == "counter":
-                made[spec.name] = meter.create_counter(
-                    spec.name, unit=spec.unit, description=spec.description
-                )
-            elif spec.kind == "histogram":
+            if spec.kind == "histogram":
                 made[spec.name] = meter.create_histogram(
                     spec.name,
                     unit=spec.unit,
@@ -176,12 +187,10 @@ class Telemetry:
         return self.prometheus is not None or self._meters() is not None
 
     def add(self, name: str, amount: float, attributes: Attributes) -> None:
-        """Add ``amount`` to the counter ``name``."""
-        meters = self._instruments if self._instruments is not None else self._meters()
-        if meters is not None:
-            meters[name].add(amount, attributes)
-        if self.prometheus is not None:
-            self.prometheus.add(name, amount, attributes)
+        """Add ``amount`` to the counter ``name`` (exported as a cumulative sum)."""
+        key = (name, tuple(attributes.items()))
+        with self._totals_lock:
+            self._totals[key] = self._totals.get(key, 0) + amount
 
     def record(self, name: str, value: float, attributes: Attributes) -> None:
         """Record ``value`` in the histogram ``name``."""
@@ -199,7 +208,15 @@ class Telemetry:
             self._pools.add(backend)
 
     def observe(self, spec: MetricSpec) -> list[Observation]:
-        """The current points of an observable metric, summed per ``db.system``."""
+        """The current points of a counter: its totals per attributes, or for the pool
+        metrics the pools' own totals, summed per ``db.system``."""
+        if spec.kind == "counter":
+            with self._totals_lock:
+                return [
+                    (dict(attributes), value)
+                    for (name, attributes), value in self._totals.items()
+                    if name == spec.name
+                ]
         total = 0.0
         seen = False
         for backend in list(self._pools):
@@ -269,11 +286,8 @@ class _Timed:
         elapsed = time.perf_counter() - self._start
         telemetry = self._telemetry
         if telemetry.prometheus is not None or telemetry._meters() is not None:
-            telemetry.record(
-                self._histogram,
-                elapsed,
-                {"db.system": self._attributes["db.system"], "outcome": outcome_of(exc)},
-            )
+            db = self._attributes["db.system"]
+            telemetry.record(self._histogram, elapsed, _labels(db, "outcome", outcome_of(exc)))
         return self._inner.__exit__(kind, exc, tb)
 
 
@@ -311,8 +325,6 @@ class CommitProbe:
             "db.operation.name": "commit",
             "agentckpt.run_id": str(self.run_id),
         }
-        if self.step is not None:
-            attributes["agentckpt.step"] = self.step
         self._inner = self._telemetry.span("agentckpt.commit", attributes)
         self.span = self._inner.__enter__()
         self._start = time.perf_counter()
@@ -324,25 +336,32 @@ class CommitProbe:
         self._kind = kind
         self._stored = stored_bytes
         if self.span.is_recording():
-            self.span.set_attribute("agentckpt.step", step)
-            self.span.set_attribute("agentckpt.step.kind", kind)
-            self.span.set_attribute("agentckpt.bytes_written", stored_bytes)
+            self.span.set_attributes(
+                {
+                    "agentckpt.step": step,
+                    "agentckpt.step.kind": kind,
+                    "agentckpt.bytes_written": stored_bytes,
+                }
+            )
 
     def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> bool | None:
         elapsed = time.perf_counter() - self._start
         telemetry = self._telemetry
         outcome = outcome_of(exc)
-        if self.span.is_recording():
+        if exc is not None and self.span.is_recording():
+            # Success is the UNSET status; a refusal or failure says which.
             self.span.set_attribute("agentckpt.outcome", outcome)
+            if self.step is not None:
+                self.span.set_attribute("agentckpt.step", self.step)
         if telemetry.prometheus is not None or telemetry._meters() is not None:
-            system = {"db.system": self.db_system}
-            telemetry.record("agentckpt.commit.duration", elapsed, {**system, "outcome": outcome})
+            db = self.db_system
+            telemetry.record("agentckpt.commit.duration", elapsed, _labels(db, "outcome", outcome))
             if exc is None:
                 telemetry.add(
-                    "agentckpt.commit.written", self._stored, {**system, "step.kind": self._kind}
+                    "agentckpt.commit.written", self._stored, _labels(db, "step.kind", self._kind)
                 )
             elif outcome in _CONFLICTS:
-                telemetry.add("agentckpt.conflicts", 1, {**system, "type": outcome})
+                telemetry.add("agentckpt.conflicts", 1, _labels(db, "type", outcome))
         if outcome == "fenced":
             store_log.warning(
                 "run %s step %s: fenced: the lease epoch is stale, nothing was written",
