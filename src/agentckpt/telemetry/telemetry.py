@@ -15,7 +15,8 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterable
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from agentckpt._version import __version__
@@ -31,16 +32,42 @@ from agentckpt.telemetry import _otel
 from agentckpt.telemetry.catalogue import METRICS, MetricSpec
 from agentckpt.telemetry.spans import NOOP, open_span
 
+NOOP_NONE: AbstractContextManager[None] = nullcontext()
+
 if TYPE_CHECKING:
     from agentckpt.telemetry.prometheus import PrometheusMetrics
 
-__all__ = ["CommitProbe", "Telemetry", "outcome_of"]
+__all__ = ["RETRY_COUNT", "CommitProbe", "Telemetry", "outcome_of", "retry_attempt"]
 
 store_log = logging.getLogger("agentckpt.store")
 
 Attributes = dict[str, Any]
 # (attributes, value) points of an observable metric, read at collection time.
 Observation = tuple[Attributes, float]
+
+
+RETRY_COUNT: ContextVar[int] = ContextVar("agentckpt_retry_count", default=0)
+"""Which retry of an outage-policy loop the current call is (0: the first attempt)."""
+
+
+class _Attempt:
+    __slots__ = ("_retry", "_token")
+
+    def __init__(self, retry: int) -> None:
+        self._retry = retry
+        self._token: Any = None
+
+    def __enter__(self) -> None:
+        self._token = RETRY_COUNT.set(self._retry)
+
+    def __exit__(self, *exc_info: object) -> None:
+        RETRY_COUNT.reset(self._token)
+
+
+def retry_attempt(retry: int) -> AbstractContextManager[None]:
+    """Mark the calls in the ``with`` body as retry number ``retry`` (their spans get
+    ``agentckpt.retry_count``); a no-op for the first attempt."""
+    return _Attempt(retry) if retry else NOOP_NONE
 
 
 def outcome_of(exc: BaseException | None) -> str:
@@ -256,12 +283,8 @@ class Telemetry:
         return listen
 
     def retried(self, db_system: str, exc: BaseException, retry: int) -> None:
-        """An outage retry: count it and put the retry count on the current span."""
+        """An outage retry is about to happen: count it."""
         self.add("agentckpt.retries", 1, {"db.system": db_system, "error.type": type(exc).__name__})
-        if _otel.trace is not None:
-            span = _otel.trace.get_current_span()
-            if span.is_recording():
-                span.set_attribute("agentckpt.retry_count", retry)
 
 
 class _Timed:
@@ -325,6 +348,9 @@ class CommitProbe:
             "db.operation.name": "commit",
             "agentckpt.run_id": str(self.run_id),
         }
+        retry = RETRY_COUNT.get()
+        if retry:
+            attributes["agentckpt.retry_count"] = retry
         self._inner = self._telemetry.span("agentckpt.commit", attributes)
         self.span = self._inner.__enter__()
         self._start = time.perf_counter()
