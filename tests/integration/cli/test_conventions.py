@@ -86,7 +86,8 @@ def test_timestamps_are_iso_utc_in_tables(url: str, capsys: pytest.CaptureFixtur
 
 
 def test_positional_arguments_have_help(capsys: pytest.CaptureFixture[str]) -> None:
-    for argv in (["runs", "show", "--help"], ["runs", "diff", "--help"], ["export", "--help"]):
+    commands = ("runs show", "runs diff", "export", "import", "fork", "delete", "prune", "stats")
+    for argv in ([*command.split(), "--help"] for command in commands):
         code, out, _ = cli(capsys, *argv)
         assert code == 0
         positional = out.split("positional arguments:")[1].split("options:")[0]
