@@ -334,14 +334,15 @@ GROUP BY kind, status
 ORDER BY kind, status;
 
 -- Retention (agentckpt.ops.retention). A run that is active or holds a live lease is
--- never a candidate, and the delete checks it again under the rows' locks.
+-- never a candidate, and the delete checks it again under the rows' locks. Batches walk
+-- the primary key (run_id > the last one, never an OR that would defeat the index).
 
 -- name: ops_retention_aged
 -- The next batch, by run id after %(after)s, of runs past an age rule: ended (any status
 -- but active and failed) and not updated for %(ended_seconds)s, or failed and not updated
 -- for %(failed_seconds)s (NULL: no such rule).
 SELECT run_id, agent_id, status FROM runs
-WHERE (%(after)s::uuid IS NULL OR run_id > %(after)s::uuid)
+WHERE run_id > coalesce(%(after)s::uuid, '00000000-0000-0000-0000-000000000000')
   AND (%(agent_id)s::text IS NULL OR agent_id = %(agent_id)s)
   AND status <> 'active'
   AND (lease_expires_at IS NULL OR lease_expires_at <= now())
@@ -397,7 +398,7 @@ DELETE FROM runs WHERE run_id IN (SELECT run_id FROM doomed) RETURNING run_id;
 -- %(history_seconds)s: the newest such snapshot, below which the steps can go.
 SELECT s.run_id, max(s.step) AS below FROM steps s
 WHERE s.kind = 'snapshot'
-  AND (%(after)s::uuid IS NULL OR s.run_id > %(after)s::uuid)
+  AND s.run_id > coalesce(%(after)s::uuid, '00000000-0000-0000-0000-000000000000')
   AND s.created_at < now() - make_interval(secs => %(history_seconds)s::float8)
   AND (%(agent_id)s::text IS NULL
        OR s.run_id IN (SELECT run_id FROM runs WHERE agent_id = %(agent_id)s))
@@ -412,7 +413,7 @@ LIMIT %(limit)s;
 SELECT run_id, agent_id, kind, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day,
        metadata::text AS metadata, config
 FROM runs
-WHERE (%(after)s::uuid IS NULL OR run_id > %(after)s::uuid)
+WHERE run_id > coalesce(%(after)s::uuid, '00000000-0000-0000-0000-000000000000')
   AND (%(agent_id)s::text IS NULL OR agent_id = %(agent_id)s)
   AND (%(kind)s::text IS NULL OR kind = %(kind)s)
   AND (%(status)s::text IS NULL OR status = %(status)s)

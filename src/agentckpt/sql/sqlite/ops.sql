@@ -315,7 +315,7 @@ ORDER BY kind, status;
 
 -- name: ops_retention_aged
 SELECT run_id, agent_id, status FROM runs
-WHERE (:after IS NULL OR run_id > :after)
+WHERE run_id > coalesce(:after, '')
   AND (:agent_id IS NULL OR agent_id = :agent_id)
   AND status <> 'active'
   AND (lease_expires_at IS NULL OR lease_expires_at <= strftime('%Y-%m-%dT%H:%M:%f', 'now'))
@@ -371,7 +371,7 @@ RETURNING run_id;
 -- name: ops_retention_history
 SELECT s.run_id, max(s.step) AS below FROM steps s
 WHERE s.kind = 'snapshot'
-  AND (:after IS NULL OR s.run_id > :after)
+  AND s.run_id > coalesce(:after, '')
   AND s.created_at < strftime('%Y-%m-%dT%H:%M:%f', 'now', '-' || :history_seconds || ' seconds')
   AND (:agent_id IS NULL OR s.run_id IN (SELECT run_id FROM runs WHERE agent_id = :agent_id))
 GROUP BY s.run_id
@@ -382,7 +382,7 @@ LIMIT :limit;
 -- name: ops_cost_runs
 SELECT run_id, agent_id, kind, substr(created_at, 1, 10) AS day, metadata, config
 FROM runs
-WHERE (:after IS NULL OR run_id > :after)
+WHERE run_id > coalesce(:after, '')
   AND (:agent_id IS NULL OR agent_id = :agent_id)
   AND (:kind IS NULL OR kind = :kind)
   AND (:status IS NULL OR status = :status)
