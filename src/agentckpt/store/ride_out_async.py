@@ -14,7 +14,7 @@ from typing import TypeVar
 
 from agentckpt import _compat
 from agentckpt.store.outage_policy import OUTAGE_ERRORS, OutagePolicy
-from agentckpt.telemetry.telemetry import retry_attempt
+from agentckpt.telemetry.probes import retry_attempt
 
 log = logging.getLogger("agentckpt.store")
 

@@ -8,7 +8,8 @@ cost, until the application sets an OpenTelemetry provider or passes one (or a
 from __future__ import annotations
 
 from agentckpt.telemetry.catalogue import LOGGERS, METRICS, SPANS, MetricSpec
-from agentckpt.telemetry.telemetry import CommitProbe, Telemetry, outcome_of
+from agentckpt.telemetry.probes import CommitProbe, outcome_of
+from agentckpt.telemetry.telemetry import Telemetry
 
 __all__ = [
     "LOGGERS",
