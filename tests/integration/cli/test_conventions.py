@@ -222,3 +222,36 @@ def test_retention_show_then_apply(url: str, capsys: pytest.CaptureFixture[str])
     code, _, err = cli(capsys, "--url", url, "retention", "apply")
     assert code == 1
     assert "no retention rule" in err
+
+
+def test_retention_policy_file_with_an_agent_override(
+    sqlite_url: str, capsys: pytest.CaptureFixture[str], tmp_path: object
+) -> None:
+    from tests.integration.telemetry.test_retention import age
+
+    with Store.connect(sqlite_url) as store:
+        runs = {}
+        for agent in ("keep-long", "other"):
+            run = store.create_run(agent_id=agent)
+            store.set_status(run.run_id, "completed")
+            runs[agent] = run.run_id
+    for run_id in runs.values():
+        age(sqlite_url, run_id, 40)
+    policy = f"{tmp_path}/retention.json"
+    with open(policy, "w", encoding="utf-8") as out:
+        json.dump(
+            {"default": {"ended_days": 30}, "agents": {"keep-long": {"ended_days": 365}}}, out
+        )
+    code, out, _ = cli(capsys, "--url", sqlite_url, "retention", "apply", "--policy", policy)
+    assert code == 0
+    assert "deleted 1 run(s) (1 ended)" in out
+    assert "keep-long" in out
+    with Store.connect(sqlite_url) as store:
+        assert store.get_run(runs["keep-long"]).agent_id == "keep-long"
+    bad = f"{tmp_path}/bad.json"
+    with open(bad, "w", encoding="utf-8") as out:
+        json.dump({"default": {"ended_dayz": 30}}, out)
+    code, _, err = cli(capsys, "--url", sqlite_url, "retention", "show", "--policy", bad)
+    assert code == 1
+    assert "unknown rule(s) ended_dayz" in err
+    assert len(err.strip().splitlines()) == 1
