@@ -28,6 +28,7 @@ LAYERS: dict[str, int] = {
     "agentckpt.tenancy": 0,
     "agentckpt.redaction": 0,
     "agentckpt._compat": 1,
+    "agentckpt.telemetry": 1,
     "agentckpt._backends": 2,
     "agentckpt.store": 3,
     "agentckpt.blobstores": 4,

@@ -1,5 +1,5 @@
-"""The ``agentckpt`` command line: demo, schema, states, runs, export/import, stats, doctor,
-verify, inspector.
+"""The ``agentckpt`` command line: demo, schema, states, runs, export/import, stats,
+retention, metrics, doctor, verify, inspector.
 
 The store is chosen with ``--url`` (before or after the command) or ``$AGENTCKPT_URL``.
 Every listing prints a table, or JSON with ``--json``. An error is one line on stderr
@@ -21,8 +21,10 @@ from agentckpt.cli import (
     doctor,
     extras,
     manage,
+    metrics,
     migrate,
     migrate_states,
+    retention,
     runs,
     stats,
     transfer,
@@ -68,6 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
         manage,
         transfer,
         stats,
+        retention,
+        metrics,
         doctor,
         verify,
         web,

@@ -23,7 +23,7 @@ def register(
         description="The new run records its parent run and step and starts with one "
         "snapshot of that state (its blobs are copied with it).",
     )
-    fork.add_argument("run_id", metavar="RUN", type=run_id)
+    fork.add_argument("run_id", metavar="RUN", type=run_id, help="the run to fork")
     fork.add_argument("--step", type=int, help="the kept step to fork from (default: the head)")
     fork.add_argument("--new-run-id", metavar="UUID", help="the new run's id (default: random)")
     fork.set_defaults(func=fork_run)
@@ -35,7 +35,9 @@ def register(
         description="Each run goes at once with its steps, blobs, effects, history and "
         "events. Every RUN must exist, else nothing is deleted.",
     )
-    delete.add_argument("run_ids", metavar="RUN", type=run_id, nargs="+")
+    delete.add_argument(
+        "run_ids", metavar="RUN", type=run_id, nargs="+", help="runs to delete (all or none)"
+    )
     delete.set_defaults(func=delete_runs)
 
     prune = sub.add_parser(
@@ -45,7 +47,9 @@ def register(
         description="Pruning never removes the newest snapshot or any step after it, so "
         "every run still resumes from its head. Name runs, or use --all with filters.",
     )
-    prune.add_argument("run_ids", metavar="RUN", type=run_id, nargs="*")
+    prune.add_argument(
+        "run_ids", metavar="RUN", type=run_id, nargs="*", help="runs to prune (or --all)"
+    )
     prune.add_argument("--all", action="store_true", help="prune every run the filters match")
     add_filters(prune)
     prune.set_defaults(func=prune_runs)

@@ -1,7 +1,8 @@
 """What the command line prints: tables, JSON, sizes, ages and progress bars.
 
 Human output goes to stdout as aligned tables; ``--json`` prints the same data as JSON
-for scripts. Progress bars go to stderr and only when stderr is a terminal, so piping
+for scripts. Every timestamp, in a table or in JSON, is ISO 8601 in UTC with a ``Z``
+(:func:`format_time`). Progress bars go to stderr and only when stderr is a terminal, so piping
 ``agentckpt export > runs.jsonl`` stays clean.
 """
 
@@ -12,7 +13,7 @@ import re
 import shutil
 import sys
 from collections.abc import Iterable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, TextIO
 from uuid import UUID
 
@@ -28,12 +29,19 @@ def parse_duration(text: str) -> float:
     return float(match[1]) * _UNIT_SECONDS[match[2]]
 
 
+def format_time(value: datetime, *, precise: bool = False) -> str:
+    """``2026-12-01T13:57:23Z``: ISO 8601 in UTC (``precise``: with microseconds)."""
+    utc = value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
+    return utc.isoformat(timespec="microseconds" if precise else "seconds").replace("+00:00", "Z")
+
+
 def to_jsonable(value: Any) -> Any:
-    """Records and their fields as plain JSON values (UUIDs and times as strings)."""
+    """Records and their fields as plain JSON values (UUIDs and times as strings; times
+    as :func:`format_time` with microseconds)."""
     if isinstance(value, UUID):
         return str(value)
     if isinstance(value, datetime):
-        return value.isoformat()
+        return format_time(value, precise=True)
     if isinstance(value, bytes | bytearray | memoryview):
         return bytes(value).hex()
     if isinstance(value, dict):
@@ -54,6 +62,8 @@ def _cell(value: Any) -> str:
         return "-"
     if isinstance(value, bool):
         return "yes" if value else "no"
+    if isinstance(value, datetime):
+        return format_time(value)
     return str(value)
 
 

@@ -10,13 +10,32 @@ from dataclasses import asdict
 from typing import Any
 
 from agentckpt.cli.command import Subparsers, duration, run_id
+from agentckpt.ops import kinds
+
+# The statuses agentckpt itself sets, and the kinds of run it stores: what --status and
+# --kind accept (a typo is an error, not an empty listing).
+STATUSES = ("active", "completed", "failed")
+KINDS = (kinds.RUN, kinds.CONVERSATION, kinds.LANGGRAPH, kinds.SESSION)
+
+
+def page_limit(text: str) -> int:
+    """An argparse type for ``--limit``: 0 (no limit) or a positive count."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is negative (0 means no limit)")
+    return value
 
 
 def add_filters(cmd: argparse.ArgumentParser) -> None:
     """The run filters shared by listings, export, prune and stats."""
     cmd.add_argument("--agent", metavar="AGENT_ID", help="only runs of this agent id")
-    cmd.add_argument("--status", help="only runs with this status (active, completed, ...)")
-    cmd.add_argument("--kind", help="only runs of this kind (run, conversation, ...)")
+    cmd.add_argument(
+        "--status", choices=STATUSES, help=f"only runs with this status ({', '.join(STATUSES)})"
+    )
+    cmd.add_argument("--kind", choices=KINDS, help=f"only runs of this kind ({', '.join(KINDS)})")
     cmd.add_argument(
         "--older-than",
         type=duration,
@@ -47,9 +66,21 @@ def register(
     )
     add_filters(lister)
     lister.add_argument(
-        "--limit", type=int, default=100, help="at most this many runs (0: all; default 100)"
+        "--limit",
+        type=page_limit,
+        default=100,
+        help="runs per page (0: all; default 100); a line then says how many more match",
     )
-    lister.add_argument("--ids", action="store_true", help="print only run ids, one per line")
+    lister.add_argument(
+        "--after",
+        metavar="CURSOR",
+        help="start after this cursor (the one the previous page's last line names)",
+    )
+    lister.add_argument(
+        "--ids",
+        action="store_true",
+        help="print only run ids, one per line (the more line goes to stderr)",
+    )
     lister.set_defaults(func=list_runs)
 
     show = runs_sub.add_parser(
@@ -57,7 +88,7 @@ def register(
         parents=[common, listing],
         help="a run's record, config, tool registry, metadata, sizes and steps",
     )
-    show.add_argument("run_id", metavar="RUN", type=run_id)
+    show.add_argument("run_id", metavar="RUN", type=run_id, help="the run's id")
     show.set_defaults(func=show_run)
 
     diff = runs_sub.add_parser(
@@ -65,43 +96,69 @@ def register(
         parents=[common, listing],
         help="the JSON Patch (RFC 6902) from one kept step's state to another's",
     )
-    diff.add_argument("run_id", metavar="RUN", type=run_id)
-    diff.add_argument("step_a", metavar="STEP_A", type=int)
-    diff.add_argument("step_b", metavar="STEP_B", type=int)
+    diff.add_argument("run_id", metavar="RUN", type=run_id, help="the run's id")
+    diff.add_argument("step_a", metavar="STEP_A", type=int, help="the kept step to diff from")
+    diff.add_argument("step_b", metavar="STEP_B", type=int, help="the kept step to diff to")
     diff.set_defaults(func=diff_steps)
 
 
 def list_runs(args: argparse.Namespace) -> int:
-    """Print the runs table."""
-    from agentckpt.cli.output import print_json, print_table
+    """Print a page of runs, newest update first, and how many more match."""
+    from agentckpt.cli.output import format_time, print_json, print_table
     from agentckpt.cli.target import open_store, store_url
-    from agentckpt.ops.units import human_age, human_bytes
-    from agentckpt.ops.views import run_summaries
+    from agentckpt.ops.units import human_bytes
+    from agentckpt.ops.views import MAX_PAGE, RunFilter, page_runs
 
+    where = RunFilter(
+        kind=args.kind, status=args.status, agent_id=args.agent, idle_seconds=args.older_than
+    )
+    listed: list[Any] = []
+    after = args.after
     with open_store(store_url(args)) as store:
-        found = run_summaries(store, limit=args.limit or None, **filters(args))
+        # --limit 0 walks every page; otherwise one page of --limit runs.
+        while True:
+            want = MAX_PAGE if args.limit == 0 else min(MAX_PAGE, args.limit - len(listed))
+            page = page_runs(store, where, after=after, limit=want)
+            matching = page.matching
+            listed.extend(page.runs)
+            after = page.next
+            if after is None or (args.limit and len(listed) >= args.limit):
+                break
+    cursor = after.to_text() if after is not None else None
+    hint = None
+    if cursor is not None:
+        # The count is exact from the first page; past a cursor the runs before it are
+        # not known to this call, so only "more" is said.
+        more = f"{matching - len(listed)} more" if args.after is None else "more runs"
+        hint = f"{more}; use --after {cursor}"
+    found = [entry.summary for entry in listed]
+    if args.json:
+        print_json({"runs": [s.to_json() for s in found], "matching": matching, "next": cursor})
+        return 0
     if args.ids:
         for summary in found:
             print(summary.run_id)
-    elif args.json:
-        print_json([summary.to_json() for summary in found])
-    else:
-        print_table(
-            ("RUN", "KIND", "AGENT", "STATUS", "STEP", "ROWS", "STORED", "UPDATED"),
+        if hint:
+            print(hint, file=sys.stderr)
+        return 0
+    print_table(
+        ("RUN", "KIND", "AGENT", "STATUS", "STEP", "ROWS", "STORED", "UPDATED"),
+        (
             (
-                (
-                    s.run_id,
-                    s.kind,
-                    s.agent_id or "-",
-                    s.status,
-                    s.head_step,
-                    s.rows,
-                    human_bytes(s.stored_bytes),
-                    human_age(s.updated_at),
-                )
-                for s in found
-            ),
-        )
+                s.run_id,
+                s.kind,
+                s.agent_id or "-",
+                s.status,
+                s.head_step,
+                s.rows,
+                human_bytes(s.stored_bytes),
+                format_time(s.updated_at),
+            )
+            for s in found
+        ),
+    )
+    if hint:
+        print(hint)
     return 0
 
 
@@ -116,7 +173,7 @@ def _tool_registry(config: dict[str, Any], state: Any) -> Any:
 
 def show_run(args: argparse.Namespace) -> int:
     """Print one run in full."""
-    from agentckpt.cli.output import print_fields, print_json, print_table
+    from agentckpt.cli.output import format_time, print_fields, print_json, print_table
     from agentckpt.cli.target import open_store, store_url
     from agentckpt.ops.units import human_bytes
     from agentckpt.ops.views import run_summaries, stored_state
@@ -143,7 +200,8 @@ def show_run(args: argparse.Namespace) -> int:
             }
         )
         return 0
-    lease = f"{run.lease_owner} until {run.lease_expires_at} (epoch {run.lease_epoch})"
+    expires = format_time(run.lease_expires_at) if run.lease_expires_at else "-"
+    lease = f"{run.lease_owner} until {expires} (epoch {run.lease_epoch})"
     print_fields(
         [
             ("run", run.run_id),
@@ -158,9 +216,9 @@ def show_run(args: argparse.Namespace) -> int:
                 f"{run.parent_run_id} at step {run.parent_step}" if run.parent_run_id else None,
             ),
             ("lease", lease if run.lease_owner else None),
-            ("created", run.created_at.isoformat(timespec="seconds")),
-            ("updated", run.updated_at.isoformat(timespec="seconds")),
-            ("heartbeat", run.heartbeat_at.isoformat(timespec="seconds")),
+            ("created", format_time(run.created_at)),
+            ("updated", format_time(run.updated_at)),
+            ("heartbeat", format_time(run.heartbeat_at)),
             (
                 "stored",
                 f"{human_bytes(summary.stored_bytes)} in {summary.rows} rows "
@@ -200,7 +258,7 @@ def show_run(args: argparse.Namespace) -> int:
                 info.stored_bytes,
                 info.state_bytes,
                 info.write_version,
-                info.created_at.isoformat(timespec="seconds"),
+                format_time(info.created_at),
             )
             for info in steps
         ),

@@ -1,4 +1,5 @@
-"""``agentckpt stats``: rows and bytes per table, and how fast each run grows."""
+"""``agentckpt stats``: rows and bytes per table, how fast each run grows, and with
+``--costs`` tokens and cost by agent, model and day."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import argparse
 from typing import Any
 
 from agentckpt.cli.command import Subparsers, run_id
-from agentckpt.cli.runs import add_filters, filters
+from agentckpt.cli.runs import add_filters, filters, page_limit
 
 
 def register(
@@ -24,7 +25,16 @@ def register(
     cmd.add_argument("run_ids", metavar="RUN", type=run_id, nargs="*", help="only these runs")
     add_filters(cmd)
     cmd.add_argument(
-        "--limit", type=int, default=20, help="runs to show, largest first (0: all; default 20)"
+        "--limit",
+        type=page_limit,
+        default=20,
+        help="runs to show, largest first (0: all; default 20)",
+    )
+    cmd.add_argument(
+        "--costs",
+        action="store_true",
+        help="instead: tokens and cost summed by agent, model and day (UTC) from the runs' "
+        "metadata (input_tokens, output_tokens, cost_estimate_usd)",
     )
     cmd.set_defaults(func=run)
 
@@ -51,6 +61,8 @@ def run(args: argparse.Namespace) -> int:
     from agentckpt.ops.units import human_bytes
     from agentckpt.ops.views import run_summaries, table_sizes
 
+    if args.costs:
+        return _costs(args)
     url = store_url(args)
     with open_store(url) as store:
         facts = _store_facts(store, url)
@@ -122,4 +134,53 @@ def run(args: argparse.Namespace) -> int:
             for s in shown
         ),
     )
+    return 0
+
+
+def _costs(args: argparse.Namespace) -> int:
+    from agentckpt.cli.command import CommandLineError
+    from agentckpt.cli.output import print_json, print_table
+    from agentckpt.cli.target import open_store, store_url
+    from agentckpt.ops.costs import costs
+
+    if args.run_ids or args.older_than is not None:
+        raise CommandLineError(
+            "--costs takes --agent, --kind and --status, not runs or --older-than"
+        )
+    with open_store(store_url(args)) as store:
+        rows = costs(store, agent_id=args.agent, kind=args.kind, status=args.status)
+    if args.json:
+        print_json(
+            {
+                "rows": [row.to_json() for row in rows],
+                "total": {
+                    "runs": sum(r.runs for r in rows),
+                    "input_tokens": sum(r.input_tokens for r in rows),
+                    "output_tokens": sum(r.output_tokens for r in rows),
+                    "cost_usd": round(sum(r.cost_usd for r in rows), 6),
+                },
+            }
+        )
+        return 0
+    print_table(
+        ("DAY", "AGENT", "MODEL", "RUNS", "INPUT TOKENS", "OUTPUT TOKENS", "COST USD"),
+        (
+            (
+                r.day,
+                r.agent_id or "-",
+                r.model,
+                r.runs,
+                r.input_tokens,
+                r.output_tokens,
+                round(r.cost_usd, 4),
+            )
+            for r in rows
+        ),
+    )
+    if rows:
+        print(
+            f"\ntotal: {sum(r.runs for r in rows)} runs, {sum(r.input_tokens for r in rows)} "
+            f"input and {sum(r.output_tokens for r in rows)} output tokens, "
+            f"${sum(r.cost_usd for r in rows):.4f}"
+        )
     return 0

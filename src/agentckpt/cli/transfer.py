@@ -34,6 +34,20 @@ def register(
     export.add_argument(
         "-o", "--output", metavar="FILE", help="write to FILE instead of standard output"
     )
+    export.add_argument(
+        "--format",
+        choices=("rows", "transcript"),
+        default="rows",
+        help="rows: every stored row, for `agentckpt import` (default); transcript: one "
+        "chat-message line per run with messages (role, content, tool calls and results, "
+        "agent config), for evaluation and fine-tuning",
+    )
+    export.add_argument(
+        "--json",
+        action="store_true",
+        help="print the summary (runs, lines, bytes) as JSON: on stdout with -o FILE, "
+        "else on stderr",
+    )
     export.set_defaults(func=export_command)
 
     imp = sub.add_parser(
@@ -92,9 +106,10 @@ def _output(path: str | None) -> Iterator[TextIO]:
 
 def export_command(args: argparse.Namespace) -> int:
     """Export runs to a file or standard output."""
-    from agentckpt.cli.output import Progress
+    from agentckpt.cli.output import Progress, print_json
     from agentckpt.cli.target import open_store, store_url
     from agentckpt.ops.exchange import export_runs
+    from agentckpt.ops.transcript_export import export_transcripts
     from agentckpt.ops.units import human_bytes
     from agentckpt.ops.views import run_summaries
 
@@ -107,14 +122,34 @@ def export_command(args: argparse.Namespace) -> int:
         else:
             run_ids = [s.run_id for s in run_summaries(store, limit=None, **chosen)]
         with _output(args.output) as out, Progress("export", len(run_ids)) as bar:
-            summary = export_runs(
-                store, run_ids, out, on_run=lambda rid, lines: bar.advance(note=str(rid)[:8])
-            )
-    if args.output and args.output != "-":
-        size = Path(args.output).stat().st_size
+            if args.format == "transcript":
+                chats = export_transcripts(
+                    store, run_ids, out, on_run=lambda rid, _: bar.advance(note=str(rid)[:8])
+                )
+                runs, lines, skipped = chats.written, chats.written, chats.skipped
+            else:
+                summary = export_runs(
+                    store, run_ids, out, on_run=lambda rid, n: bar.advance(note=str(rid)[:8])
+                )
+                runs, lines, skipped = summary.runs, summary.lines, 0
+    to_file = bool(args.output) and args.output != "-"
+    size = Path(args.output).stat().st_size if to_file else None
+    if args.json:
+        print_json(
+            {
+                "format": args.format,
+                "runs": runs,
+                "lines": lines,
+                "skipped_runs": skipped,
+                "bytes": size,
+                "output": args.output if to_file else None,
+            },
+            out=sys.stdout if to_file else sys.stderr,
+        )
+    elif to_file:
+        note = f"; {skipped} without messages skipped" if args.format == "transcript" else ""
         print(
-            f"exported {summary.runs} runs ({summary.lines} lines, {human_bytes(size)}) "
-            f"to {args.output}",
+            f"exported {runs} runs ({lines} lines, {human_bytes(size)}) to {args.output}{note}",
             file=sys.stderr,
         )
     return 0

@@ -27,7 +27,7 @@ from typing import Any
 from agentckpt.ops.kinds import CONVERSATION, LANGGRAPH, SESSION, kind_of, messages_of
 from agentckpt.ops.serde import Decoder, Undecoded
 
-__all__ = ["Entry", "ToolUse", "Transcript", "stored_messages", "transcript"]
+__all__ = ["Entry", "ToolUse", "Transcript", "chat_messages", "stored_messages", "transcript"]
 
 _LANGCHAIN_ROLES = {
     "human": "user",
@@ -320,3 +320,78 @@ def _item(index: int, item: Any) -> Entry:
     return Entry(
         index, "item", label=str(kind or "item").replace("_", " "), fields=fields, extra=extra
     )
+
+
+# -- the chat-message format evaluation and fine-tuning tools read --------------------
+
+_CHAT_ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
+
+
+def _chat_text(value: Any) -> Any:
+    """Content as chat content: text stays text, blocks stay blocks, anything else JSON."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(b, dict) for b in value):
+        return value
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def chat_messages(entries: Sequence[Entry]) -> tuple[list[dict[str, Any]], int]:
+    """The entries as OpenAI-style chat messages, and how many entries had no place there.
+
+    ``role``/``content`` per message; an assistant's calls as ``tool_calls`` (``id``,
+    ``type: function``, ``function.name``, ``function.arguments`` as JSON text); each
+    result as a ``role: tool`` message with its ``tool_call_id`` (a result kept inline
+    follows its assistant message). A call without an id gets ``call_<entry>_<n>``.
+    Reasoning and other non-chat items are left out and counted. Values are copied as
+    stored: what the store holds redacted stays redacted.
+    """
+    out: list[dict[str, Any]] = []
+    skipped = 0
+    for entry in entries:
+        role = "assistant" if entry.role == "ai" else entry.role
+        if role not in _CHAT_ROLES:
+            skipped += 1
+            continue
+        message: dict[str, Any] = {"role": role, "content": _chat_text(entry.content)}
+        if entry.name is not None and role != "tool":
+            message["name"] = entry.name
+        if role == "tool":
+            message["tool_call_id"] = entry.answers
+        calls = []
+        results = []
+        for n, call in enumerate(entry.calls):
+            call_id = call.call_id or f"call_{entry.index}_{n}"
+            arguments = call.arguments
+            calls.append(
+                {
+                    "id": call_id,
+                    "type": "function",
+                    "function": {
+                        "name": call.name,
+                        "arguments": arguments
+                        if isinstance(arguments, str)
+                        else json.dumps(arguments, ensure_ascii=False, sort_keys=True),
+                    },
+                }
+            )
+            if call.has_result:
+                results.append(
+                    {"role": "tool", "tool_call_id": call_id, "content": _chat_text(call.result)}
+                )
+        if calls:
+            message["tool_calls"] = calls
+        # Chat messages of one assistant turn carrying several calls; merge consecutive
+        # calls of an Agents session (one item per call) into the assistant before them.
+        previous = out[-1] if out else None
+        if (
+            entry.label == "function call"
+            and previous is not None
+            and previous["role"] == "assistant"
+            and previous.get("content") is None
+        ):
+            previous.setdefault("tool_calls", []).extend(calls)
+        else:
+            out.append(message)
+        out.extend(results)
+    return out, skipped

@@ -72,11 +72,20 @@ class Effects:
         ``action`` receives the effect's idempotency key; its result must be a JSON
         value (dict, list, str, int, float, bool, None).
         """
+        telemetry = self.store.telemetry
+        attributes = {
+            "db.system": self.store.backend.dialect,
+            "agentckpt.run_id": str(run_id),
+            "agentckpt.step": step,
+        }
         found = self.recorded(run_id, step, key)
         if found is not NOT_RECORDED:
+            with telemetry.span("agentckpt.effect.replay", attributes):
+                telemetry.add("agentckpt.effect.replays", 1, {"db.system": attributes["db.system"]})
             return found
-        result = action(idempotency_key(run_id, step, key))
-        return self.record(run_id, step, key, result)
+        with telemetry.span("agentckpt.effect.run", attributes):
+            result = action(idempotency_key(run_id, step, key))
+            return self.record(run_id, step, key, result)
 
     def prune(self, run_id: UUID, below: int) -> None:
         """Forget the effects of steps before ``below``: they are never replayed again."""

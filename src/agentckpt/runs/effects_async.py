@@ -73,11 +73,20 @@ class AsyncEffects:
         ``action`` receives the effect's idempotency key; its result must be a JSON
         value (dict, list, str, int, float, bool, None).
         """
+        telemetry = self.store.telemetry
+        attributes = {
+            "db.system": self.store.backend.dialect,
+            "agentckpt.run_id": str(run_id),
+            "agentckpt.step": step,
+        }
         found = await self.recorded(run_id, step, key)
         if found is not NOT_RECORDED:
+            with telemetry.span("agentckpt.effect.replay", attributes):
+                telemetry.add("agentckpt.effect.replays", 1, {"db.system": attributes["db.system"]})
             return found
-        result = await action(idempotency_key(run_id, step, key))
-        return await self.record(run_id, step, key, result)
+        with telemetry.span("agentckpt.effect.run", attributes):
+            result = await action(idempotency_key(run_id, step, key))
+            return await self.record(run_id, step, key, result)
 
     async def prune(self, run_id: UUID, below: int) -> None:
         """Forget the effects of steps before ``below``: they are never replayed again."""

@@ -36,6 +36,14 @@ class AsyncLeases:
 
     def __init__(self, store: AsyncStore) -> None:
         self.store = store
+        self._db = store.backend.dialect
+
+    def _attributes(self, operation: str, run_id: UUID) -> dict[str, Any]:
+        return {
+            "db.system": self._db,
+            "db.operation.name": operation,
+            "agentckpt.run_id": str(run_id),
+        }
 
     async def acquire(self, run_id: UUID, owner: str, ttl: float) -> Lease:
         """Take the run's lease (a new epoch), or raise :class:`LeaseHeldError`.
@@ -44,20 +52,24 @@ class AsyncLeases:
         restarted worker with the same name takes over its own lease at once).
         """
         ttl = validate_ttl(ttl)
-        rows = await self.store.backend.write(
-            queries.ACQUIRE_LEASE, {"run_id": run_id, "owner": owner, "ttl": ttl}
-        )
-        if rows:
-            return _lease(rows[0], ttl)
-        held = await self.store.backend.read(queries.LEASE_HOLDER, {"run_id": run_id})
-        if not held:
-            raise RunNotFoundError(f"no run {run_id}")
-        raise LeaseHeldError(
-            f"run {run_id} is leased by {held[0]['lease_owner']!r} until "
-            f"{held[0]['lease_expires_at']}; nothing was written",
-            owner=held[0]["lease_owner"],
-            expires_at=held[0]["lease_expires_at"],
-        )
+        with self.store.telemetry.span(
+            "agentckpt.lease.acquire", self._attributes("lease_acquire", run_id)
+        ) as span:
+            rows = await self.store.backend.write(
+                queries.ACQUIRE_LEASE, {"run_id": run_id, "owner": owner, "ttl": ttl}
+            )
+            if rows:
+                span.set_attribute("agentckpt.lease.epoch", rows[0]["lease_epoch"])
+                return _lease(rows[0], ttl)
+            held = await self.store.backend.read(queries.LEASE_HOLDER, {"run_id": run_id})
+            if not held:
+                raise RunNotFoundError(f"no run {run_id}")
+            raise LeaseHeldError(
+                f"run {run_id} is leased by {held[0]['lease_owner']!r} until "
+                f"{held[0]['lease_expires_at']}; nothing was written",
+                owner=held[0]["lease_owner"],
+                expires_at=held[0]["lease_expires_at"],
+            )
 
     async def epoch(self, run_id: UUID) -> int | None:
         """The run's current lease epoch (None if there is no such run)."""
@@ -66,13 +78,28 @@ class AsyncLeases:
 
     async def renew(self, run_id: UUID, lease: Lease) -> Lease | None:
         """Extend the lease by its ttl; None if it was taken over (the epoch moved on)."""
-        rows = await self.store.backend.write(
-            queries.RENEW_LEASE,
-            {"run_id": run_id, "owner": lease.owner, "epoch": lease.epoch, "ttl": lease.ttl},
-        )
+        attributes = {
+            **self._attributes("lease_renew", run_id),
+            "agentckpt.lease.epoch": lease.epoch,
+        }
+        with self.store.telemetry.span("agentckpt.lease.renew", attributes) as span:
+            rows = await self.store.backend.write(
+                queries.RENEW_LEASE,
+                {"run_id": run_id, "owner": lease.owner, "epoch": lease.epoch, "ttl": lease.ttl},
+            )
+            span.set_attribute("agentckpt.lease.lost", not rows)
         if not rows:
             return None
         return Lease(lease.owner, lease.epoch, rows[0]["lease_expires_at"], lease.ttl)
+
+    def lost(self, run_id: UUID, lease: Lease) -> None:
+        """Record that the lease was found taken over (a span and the leases.lost count)."""
+        attributes = {
+            **self._attributes("lease_lose", run_id),
+            "agentckpt.lease.epoch": lease.epoch,
+        }
+        with self.store.telemetry.span("agentckpt.lease.lose", attributes):
+            self.store.telemetry.add("agentckpt.leases.lost", 1, {"db.system": self._db})
 
     async def release(self, run_id: UUID, lease: Lease) -> bool:
         """Give the lease up (it expires now); False if it was no longer ours."""
@@ -91,6 +118,12 @@ class AsyncLeases:
             {"run_id": run_id, "epoch": lease.epoch, "status": status, "error": error},
         )
         if not rows:
+            log.warning(
+                "run %s: fenced: lease epoch %d is stale, the run was not marked %s",
+                run_id,
+                lease.epoch,
+                status,
+            )
             raise LeaseLostError(
                 f"run {run_id}: lease epoch {lease.epoch} is stale; another worker owns the "
                 f"run, so it was not marked {status}"
@@ -111,6 +144,17 @@ class AsyncLeases:
                 "limit": limit,
             },
         )
+        for row in rows:
+            log.info(
+                "run %s: orphan claimed by %r at lease epoch %d",
+                row["run_id"],
+                owner,
+                row["lease_epoch"],
+            )
+        if rows:
+            self.store.telemetry.add(
+                "agentckpt.orphans.claimed", len(rows), {"db.system": self._db}
+            )
         return [(row["run_id"], _lease(row, ttl)) for row in rows]
 
 
@@ -140,6 +184,7 @@ class AsyncHeartbeat:
         renewed = await self._leases.renew(self.run_id, self.lease)
         if renewed is None:
             self.lost = True
+            self._leases.lost(self.run_id, self.lease)
             log.warning(
                 "run %s: lease epoch %d was taken over; this worker stops writing",
                 self.run_id,

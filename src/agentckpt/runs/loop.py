@@ -426,6 +426,8 @@ class AgentRun:
         outage = self.store.outage
         if not outage.allows(since, time.monotonic()):
             raise exc
+        if outage.observer is not None:
+            outage.observer(exc, retries)
         delay = outage.delay(retries, rng=self._rng)
         log.info(
             "run %s step %d: the database failed (%s); retrying from the last checkpoint in "

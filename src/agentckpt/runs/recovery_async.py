@@ -6,11 +6,14 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 from uuid import UUID
 
 from agentckpt import _compat
+from agentckpt.ops.retention_async import apply_retention
+from agentckpt.ops.retention_rules import Retention, RetentionPolicy, RetentionReport
 from agentckpt.runs.lease_terms import Lease, default_owner, validate_ttl
 from agentckpt.runs.leases_async import AsyncLeases
 from agentckpt.runs.loop_async import AsyncAgentRun
@@ -47,6 +50,10 @@ class AsyncRecoveryWorker:
     An exception from a factory is logged and reported in the result, and the run's
     lease is left to expire, so the run is tried again (by any worker) only after the
     lease ttl; the worker goes on with the next orphan.
+
+    With ``retention`` (a :class:`~agentckpt.ops.retention_rules.Retention` or policy),
+    :meth:`run_forever` also applies it every ``retention_every`` seconds (default an
+    hour; the first pass at start), logging what it deleted on ``agentckpt.runs``.
     """
 
     def __init__(
@@ -57,6 +64,8 @@ class AsyncRecoveryWorker:
         lease_ttl: float = 30.0,
         kind: str = "run",
         run_options: dict[str, Any] | None = None,
+        retention: Retention | RetentionPolicy | None = None,
+        retention_every: float = 3600.0,
     ) -> None:
         self.store = store
         self.owner = owner or default_owner()
@@ -65,6 +74,9 @@ class AsyncRecoveryWorker:
         self.run_options = dict(run_options or {})
         self._factories: dict[str, Factory] = {}
         self._leases = AsyncLeases(store)
+        self.retention = retention
+        self.retention_every = retention_every
+        self._retention_due = 0.0  # monotonic time of the next pass
 
     def register(self, agent_id: str, factory: Factory) -> None:
         """Resume orphaned runs of ``agent_id`` with ``factory``."""
@@ -120,11 +132,31 @@ class AsyncRecoveryWorker:
         await run.close()
         return Recovered(run_id, info.agent_id, lease.epoch, result=result)
 
+    async def apply_retention_if_due(self) -> RetentionReport | None:
+        """Apply the retention policy if its time has come; what it did (None: not due)."""
+        if self.retention is None or time.monotonic() < self._retention_due:
+            return None
+        self._retention_due = time.monotonic() + self.retention_every
+        try:
+            report = await apply_retention(self.store, self.retention)
+        except Exception:
+            # A failed pass is tried again at the next due time; recovery goes on.
+            log.exception("retention pass failed")
+            return None
+        log.info(
+            "retention: deleted %d run(s), pruned %d step(s) in %.2f s",
+            report.total_runs,
+            report.steps_pruned,
+            report.seconds,
+        )
+        return report
+
     async def run_forever(
         self, *, poll_interval: float = 5.0, stop: Callable[[], bool] = lambda: False
     ) -> None:
         """Poll for orphans every ``poll_interval`` seconds until ``stop()`` is true."""
         while not stop():
+            await self.apply_retention_if_due()
             recovered = await self.recover_once()
             if not recovered and not stop():
                 await _compat.sleep_async(poll_interval)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from agentckpt.errors import ConfigurationError, OutcomeUnknownError, UnavailableError
 
@@ -36,6 +36,8 @@ class OutagePolicy:
     initial_delay: float = 0.1
     max_delay: float = 1.0
     jitter: float = 0.2
+    # Called as observer(error, retry) before each retry (the store's telemetry counts it).
+    observer: Callable[[BaseException, int], None] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if self.limit < 0 or self.initial_delay < 0 or self.max_delay < self.initial_delay:

@@ -14,6 +14,7 @@ from typing import TypeVar
 
 from agentckpt import _compat
 from agentckpt.store.outage_policy import OUTAGE_ERRORS, OutagePolicy
+from agentckpt.telemetry.probes import retry_attempt
 
 log = logging.getLogger("agentckpt.store")
 
@@ -37,13 +38,17 @@ async def ride_out_async(
     retry = 0
     while True:
         try:
-            return await call()
+            # A retry's spans say which retry they are (agentckpt.retry_count).
+            with retry_attempt(retry):
+                return await call()
         except OUTAGE_ERRORS as exc:
             now = clock()
             since = now if since is None else since
             if not policy.allows(since, now):
                 raise
             retry += 1
+            if policy.observer is not None:
+                policy.observer(exc, retry)
             delay = policy.delay(retry)
             log.info(
                 "%s: %s: %s; retrying in %.2f s (outage for %.1f s of at most %g s)",

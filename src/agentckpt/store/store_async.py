@@ -38,6 +38,8 @@ from agentckpt.records import Checkpoint, RunInfo, StepInfo
 from agentckpt.store import queries
 from agentckpt.store.acknowledged import Acknowledged, Counters
 from agentckpt.store.outage_policy import OutagePolicy
+from agentckpt.telemetry import Telemetry
+from agentckpt.telemetry.defaults import GLOBAL_TELEMETRY
 from agentckpt.tenancy.names import DEFAULT_TENANT
 
 RunId = UUID | str
@@ -146,10 +148,16 @@ class AsyncStore:
         migrations: StateMigrations | None = None,
         verify: bool = True,
         commit: CommitOptions = CommitOptions(),
+        telemetry: Telemetry | None = None,
     ) -> None:
         self.backend = backend
         # The tenant whose rows this store reads and writes (agentckpt.tenancy).
         self.tenant: str = backend.tenant
+        # Spans, metrics and the slow-commit log; the global OpenTelemetry providers
+        # unless the caller passes its own.
+        self.telemetry = telemetry or GLOBAL_TELEMETRY
+        self.telemetry.watch_pool(backend)
+        self._db = backend.dialect
         self.policy = policy or SnapshotPolicy()
         self.limits = limits
         # None: states are returned as stored. A store holding runs of several formats
@@ -165,8 +173,12 @@ class AsyncStore:
         # notice a head that went backwards (lost acknowledged commits).
         self.counters = Counters()
         self._acknowledged = Acknowledged(self.counters)
+        self.counters.subscribe(self.telemetry.counter_listener(self._db))
         # How long the front doors on this store ride out an outage (outage_limit).
-        self.outage = OutagePolicy(limit=commit.outage_limit)
+        self.outage = OutagePolicy(
+            limit=commit.outage_limit,
+            observer=lambda exc, retry: self.telemetry.retried(self._db, exc, retry),
+        )
         # Concurrent commits of different runs share a statement and a transaction; at
         # most commit_senders batches (each on a connection of its own) are in flight.
         self._group = AsyncGroupCommit(
@@ -185,6 +197,7 @@ class AsyncStore:
         limits: Limits = DEFAULT_LIMITS,
         migrations: StateMigrations | None = None,
         verify: bool = True,
+        telemetry: Telemetry | None = None,
         **settings: Any,
     ) -> AsyncStore:
         """Open a store for ``url`` and, unless ``migrate=False``, bring its schema up to date.
@@ -192,7 +205,8 @@ class AsyncStore:
         ``settings`` are the URL's settings as keywords (``pool_max=20``), which win over
         the URL; an unknown one is a :class:`ConfigurationError`. ``tenant="acme"``
         opens the store for one tenant: it sees and writes only that tenant's runs
-        (``docs/security.md``); without it, the tenant ``"default"``.
+        (``docs/security.md``); without it, the tenant ``"default"``. ``telemetry`` says
+        where spans and metrics go (default: the global OpenTelemetry providers).
         """
         backend, commit = await open_backend_async(url, **settings)
         store = cls(
@@ -202,17 +216,33 @@ class AsyncStore:
             migrations=migrations,
             verify=verify,
             commit=commit,
+            telemetry=telemetry,
         )
         if migrate:
             try:
-                await backend.migrate()
+                await store.migrate()
             except BaseException:
                 await backend.close()
                 raise
         return store
 
     async def _send_batch(self, writes: Sequence[StepWrite]) -> list[CommitOutcome]:
-        return await self.backend.commit_batch(writes)
+        if len(writes) == 1:
+            # A lone commit is its commit span's own round trip: no second span for it.
+            outcomes = await self.backend.commit_batch(writes)
+        else:
+            attributes = {
+                "db.system": self._db,
+                "db.operation.name": "commit_batch",
+                "db.operation.batch.size": len(writes),
+            }
+            with self.telemetry.span("agentckpt.commit_batch", attributes):
+                outcomes = await self.backend.commit_batch(writes)
+        if self.telemetry.metering:
+            self.telemetry.record(
+                "agentckpt.commit.batch_size", len(writes), {"db.system": self._db}
+            )
+        return outcomes
 
     async def __aenter__(self) -> AsyncStore:
         return self
@@ -227,7 +257,11 @@ class AsyncStore:
 
     async def migrate(self) -> list[int]:
         """Apply pending schema migrations; returns the versions applied now."""
-        return await self.backend.migrate()
+        attributes = {"db.system": self._db, "db.operation.name": "migrate"}
+        with self.telemetry.span("agentckpt.migrate", attributes) as span:
+            applied = await self.backend.migrate()
+            span.set_attribute("agentckpt.migrations_applied", len(applied))
+        return applied
 
     # -- runs ------------------------------------------------------------------------
 
@@ -345,6 +379,36 @@ class AsyncStore:
         parts of the state) are likewise written atomically with the step. ``policy``
         overrides the store's snapshot policy for this commit (a run's own cadence).
         """
+        with self.telemetry.commit(self._db, run_id, step) as probe:
+            info = await self._commit(
+                run_id,
+                state,
+                step=step,
+                keep_open=keep_open,
+                expected_head=expected_head,
+                epoch=epoch,
+                metadata=metadata,
+                blobs=blobs,
+                history=history,
+                policy=policy,
+            )
+            probe.done(info.step, info.kind, info.stored_bytes)
+        return info
+
+    async def _commit(
+        self,
+        run_id: RunId,
+        state: Any,
+        *,
+        step: int | None,
+        keep_open: bool,
+        expected_head: int | EllipsisType | None,
+        epoch: int | None,
+        metadata: dict[str, Any] | None,
+        blobs: Sequence[BlobRow],
+        history: Sequence[HistoryRow],
+        policy: SnapshotPolicy | None,
+    ) -> StepInfo:
         rid = as_run_id(run_id)
         if step is not None:
             check_number("step", step)
@@ -550,6 +614,15 @@ class AsyncStore:
         The state is the caller's own copy (the store keeps another as its delta base).
         """
         rid = as_run_id(run_id)
+        with self.telemetry.timed(
+            "agentckpt.resume", "agentckpt.resume.duration", self._attributes("resume", rid)
+        ):
+            return await self._resume_run(rid)
+
+    def _attributes(self, operation: str, rid: UUID) -> dict[str, Any]:
+        return {"db.system": self._db, "db.operation.name": operation, "agentckpt.run_id": str(rid)}
+
+    async def _resume_run(self, rid: UUID) -> tuple[RunInfo, Checkpoint | None]:
         rows = await self.backend.read(queries.RESUME_RUN, {"run_id": rid})
         if not rows:
             raise RunNotFoundError(f"no run {rid}")
@@ -579,11 +652,14 @@ class AsyncStore:
     async def latest(self, run_id: RunId) -> Checkpoint | None:
         """The run's newest state, read from the database in one query; None if no step yet."""
         rid = as_run_id(run_id)
-        rows = await self.backend.read(queries.LOAD_CHAIN, {"run_id": rid, "step": None})
-        if not rows:
-            await self.get_run(rid)
-            return None
-        return self._checkpoint(rid, rows)
+        with self.telemetry.timed(
+            "agentckpt.latest", "agentckpt.resume.duration", self._attributes("latest", rid)
+        ):
+            rows = await self.backend.read(queries.LOAD_CHAIN, {"run_id": rid, "step": None})
+            if not rows:
+                await self.get_run(rid)
+                return None
+            return self._checkpoint(rid, rows)
 
     async def state_at(self, run_id: RunId, step: int) -> Checkpoint:
         """The run's state at a kept step; :class:`StepNotFoundError` if it is not kept."""
@@ -693,6 +769,12 @@ class AsyncStore:
         """Store ``data`` as a blob of the run now (its own transaction); idempotent."""
         rid = as_run_id(run_id)
         ref, row = self.prepare_blob(data)
+        attributes = {**self._attributes("blob_put", rid), "agentckpt.bytes_written": len(row.data)}
+        with self.telemetry.span("agentckpt.blob.put", attributes):
+            await self._put_blob(rid, row)
+        return ref
+
+    async def _put_blob(self, rid: UUID, row: BlobRow) -> None:
         await self.backend.write(
             queries.INSERT_BLOB,
             {
@@ -703,13 +785,13 @@ class AsyncStore:
                 "data": row.data,
             },
         )
-        return ref
 
     async def get_blob(self, run_id: RunId, ref: BlobRef | dict[str, Any]) -> bytes:
         """The blob's original bytes, verified against its sha256."""
         rid = as_run_id(run_id)
         blob = ref if isinstance(ref, BlobRef) else BlobRef.from_json(ref)
-        rows = await self.backend.read(queries.GET_BLOB, {"run_id": rid, "digest": blob.digest})
+        with self.telemetry.span("agentckpt.blob.get", self._attributes("blob_get", rid)):
+            rows = await self.backend.read(queries.GET_BLOB, {"run_id": rid, "digest": blob.digest})
         if not rows:
             raise NotFoundError(f"run {rid} has no blob {blob.digest} in the database")
         row = rows[0]

@@ -49,7 +49,7 @@ def test_list_table_and_json(url: str, capsys: pytest.CaptureFixture[str]) -> No
     ]
     assert len(lines) == 5
     code, out, _ = cli(capsys, "--url", url, "runs", "list", "--json")
-    rows = {r["run_id"]: r for r in json.loads(out)}
+    rows = {r["run_id"]: r for r in json.loads(out)["runs"]}
     conv = rows[str(sample.conversation)]
     assert conv["head_step"] == 12
     assert conv["step_rows"] == 12

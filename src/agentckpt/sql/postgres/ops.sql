@@ -323,3 +323,99 @@ BEGIN
     END IF;
 END
 $$;
+
+-- name: ops_metrics_runs
+-- `agentckpt metrics serve`: runs by kind and status, and the active ones whose lease
+-- expired (orphans a recovery worker would claim), read at each scrape.
+SELECT kind, status, count(*) AS runs,
+       count(*) FILTER (WHERE status = 'active' AND lease_expires_at < now()) AS lease_expired
+FROM runs
+GROUP BY kind, status
+ORDER BY kind, status;
+
+-- Retention (agentckpt.ops.retention). A run that is active or holds a live lease is
+-- never a candidate, and the delete checks it again under the rows' locks. Batches walk
+-- the primary key (run_id > the last one, never an OR that would defeat the index).
+
+-- name: ops_retention_aged
+-- The next batch, by run id after %(after)s, of runs past an age rule: ended (any status
+-- but active and failed) and not updated for %(ended_seconds)s, or failed and not updated
+-- for %(failed_seconds)s (NULL: no such rule).
+SELECT run_id, agent_id, status FROM runs
+WHERE run_id > coalesce(%(after)s::uuid, '00000000-0000-0000-0000-000000000000')
+  AND (%(agent_id)s::text IS NULL OR agent_id = %(agent_id)s)
+  AND status <> 'active'
+  AND (lease_expires_at IS NULL OR lease_expires_at <= now())
+  AND ((status <> 'failed' AND %(ended_seconds)s::float8 IS NOT NULL
+        AND updated_at < now() - make_interval(secs => %(ended_seconds)s::float8))
+    OR (status = 'failed' AND %(failed_seconds)s::float8 IS NOT NULL
+        AND updated_at < now() - make_interval(secs => %(failed_seconds)s::float8)))
+ORDER BY run_id
+LIMIT %(limit)s;
+
+-- name: ops_retention_agents
+SELECT DISTINCT agent_id FROM runs
+WHERE %(agent_id)s::text IS NULL OR agent_id = %(agent_id)s
+ORDER BY agent_id;
+
+-- name: ops_retention_excess
+-- An agent's runs from position %(skip)s on, newest (by creation) first: the caller skips
+-- its K newest plus the protected runs it has already passed. Protected runs (active or
+-- leased) come too: they count towards the newest and are never deleted.
+SELECT run_id, created_at, status,
+       (status = 'active' OR (lease_expires_at IS NOT NULL AND lease_expires_at > now()))
+           AS protected
+FROM runs
+WHERE agent_id = %(agent_id)s
+ORDER BY created_at DESC, run_id DESC
+OFFSET %(skip)s
+LIMIT %(limit)s;
+
+-- name: ops_retention_delete
+-- Delete a batch of runs whole, re-checking under FOR UPDATE that none became active or
+-- leased meanwhile (a lease taken now waits for this statement, then finds no run).
+WITH doomed AS (
+    SELECT run_id FROM runs
+    WHERE run_id IN (SELECT jsonb_array_elements_text(%(run_ids)s::jsonb)::uuid)
+      AND status <> 'active'
+      AND (lease_expires_at IS NULL OR lease_expires_at <= now())
+    FOR UPDATE
+), gone_steps AS (
+    DELETE FROM steps WHERE run_id IN (SELECT run_id FROM doomed)
+), gone_blobs AS (
+    DELETE FROM blobs WHERE run_id IN (SELECT run_id FROM doomed)
+), gone_effects AS (
+    DELETE FROM effects WHERE run_id IN (SELECT run_id FROM doomed)
+), gone_history AS (
+    DELETE FROM history WHERE run_id IN (SELECT run_id FROM doomed)
+), gone_events AS (
+    DELETE FROM events WHERE run_id IN (SELECT run_id FROM doomed)
+)
+DELETE FROM runs WHERE run_id IN (SELECT run_id FROM doomed) RETURNING run_id;
+
+-- name: ops_retention_history
+-- The next batch of runs, by run id, holding kept steps before a snapshot older than
+-- %(history_seconds)s: the newest such snapshot, below which the steps can go.
+SELECT s.run_id, max(s.step) AS below FROM steps s
+WHERE s.kind = 'snapshot'
+  AND s.run_id > coalesce(%(after)s::uuid, '00000000-0000-0000-0000-000000000000')
+  AND s.created_at < now() - make_interval(secs => %(history_seconds)s::float8)
+  AND (%(agent_id)s::text IS NULL
+       OR s.run_id IN (SELECT run_id FROM runs WHERE agent_id = %(agent_id)s))
+GROUP BY s.run_id
+HAVING max(s.step) > (SELECT min(t.step) FROM steps t WHERE t.run_id = s.run_id)
+ORDER BY s.run_id
+LIMIT %(limit)s;
+
+-- name: ops_cost_runs
+-- Costs (agentckpt.ops.costs): the next batch of runs by run id with the day (UTC) each
+-- was created, its metadata and its config (the model is read from it).
+SELECT run_id, agent_id, kind, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day,
+       metadata::text AS metadata, config
+FROM runs
+WHERE run_id > coalesce(%(after)s::uuid, '00000000-0000-0000-0000-000000000000')
+  AND (%(agent_id)s::text IS NULL OR agent_id = %(agent_id)s)
+  AND (%(kind)s::text IS NULL OR kind = %(kind)s)
+  AND (%(status)s::text IS NULL OR status = %(status)s)
+ORDER BY run_id
+LIMIT %(limit)s;

@@ -302,3 +302,95 @@ ORDER BY step;
 -- name: ops_drop_verify_schema
 -- SQLite: `agentckpt verify` deletes its scratch file instead; nothing to do here.
 SELECT 1 WHERE 0;
+
+-- name: ops_metrics_runs
+-- `agentckpt metrics serve`: runs by kind and status, and the active ones whose lease
+-- expired (orphans a recovery worker would claim), read at each scrape.
+SELECT kind, status, count(*) AS runs,
+       sum(CASE WHEN status = 'active'
+                 AND lease_expires_at < strftime('%Y-%m-%dT%H:%M:%f', 'now')
+                THEN 1 ELSE 0 END) AS lease_expired
+FROM runs
+WHERE tenant_id = agentckpt_tenant()
+GROUP BY kind, status
+ORDER BY kind, status;
+
+-- Retention (agentckpt.ops.retention). A run that is active or holds a live lease is
+-- never a candidate, and the delete checks it again in its own write transaction.
+
+-- name: ops_retention_aged
+SELECT run_id, agent_id, status FROM runs
+WHERE tenant_id = agentckpt_tenant()
+  AND run_id > coalesce(:after, '')
+  AND (:agent_id IS NULL OR agent_id = :agent_id)
+  AND status <> 'active'
+  AND (lease_expires_at IS NULL OR lease_expires_at <= strftime('%Y-%m-%dT%H:%M:%f', 'now'))
+  AND ((status <> 'failed' AND :ended_seconds IS NOT NULL
+        AND updated_at < strftime('%Y-%m-%dT%H:%M:%f', 'now', '-' || :ended_seconds || ' seconds'))
+    OR (status = 'failed' AND :failed_seconds IS NOT NULL
+        AND updated_at < strftime('%Y-%m-%dT%H:%M:%f', 'now', '-' || :failed_seconds || ' seconds')))
+ORDER BY run_id
+LIMIT :limit;
+
+-- name: ops_retention_agents
+SELECT DISTINCT agent_id FROM runs
+WHERE tenant_id = agentckpt_tenant() AND (:agent_id IS NULL OR agent_id = :agent_id)
+ORDER BY agent_id;
+
+-- name: ops_retention_excess
+SELECT run_id, created_at, status,
+       (status = 'active' OR (lease_expires_at IS NOT NULL
+                              AND lease_expires_at > strftime('%Y-%m-%dT%H:%M:%f', 'now')))
+           AS protected
+FROM runs
+WHERE tenant_id = agentckpt_tenant() AND agent_id = :agent_id
+ORDER BY created_at DESC, run_id DESC
+LIMIT :limit OFFSET :skip;
+
+-- name: ops_retention_delete
+-- One write transaction (BEGIN IMMEDIATE): the check and the deletes see the same rows.
+DELETE FROM steps WHERE run_id IN (
+    SELECT run_id FROM runs WHERE tenant_id = agentckpt_tenant() AND run_id IN (SELECT value FROM json_each(:run_ids))
+      AND status <> 'active'
+      AND (lease_expires_at IS NULL OR lease_expires_at <= strftime('%Y-%m-%dT%H:%M:%f', 'now')));
+DELETE FROM blobs WHERE run_id IN (
+    SELECT run_id FROM runs WHERE tenant_id = agentckpt_tenant() AND run_id IN (SELECT value FROM json_each(:run_ids))
+      AND status <> 'active'
+      AND (lease_expires_at IS NULL OR lease_expires_at <= strftime('%Y-%m-%dT%H:%M:%f', 'now')));
+DELETE FROM effects WHERE run_id IN (
+    SELECT run_id FROM runs WHERE tenant_id = agentckpt_tenant() AND run_id IN (SELECT value FROM json_each(:run_ids))
+      AND status <> 'active'
+      AND (lease_expires_at IS NULL OR lease_expires_at <= strftime('%Y-%m-%dT%H:%M:%f', 'now')));
+DELETE FROM history WHERE run_id IN (
+    SELECT run_id FROM runs WHERE tenant_id = agentckpt_tenant() AND run_id IN (SELECT value FROM json_each(:run_ids))
+      AND status <> 'active'
+      AND (lease_expires_at IS NULL OR lease_expires_at <= strftime('%Y-%m-%dT%H:%M:%f', 'now')));
+DELETE FROM events WHERE run_id IN (
+    SELECT run_id FROM runs WHERE tenant_id = agentckpt_tenant() AND run_id IN (SELECT value FROM json_each(:run_ids))
+      AND status <> 'active'
+      AND (lease_expires_at IS NULL OR lease_expires_at <= strftime('%Y-%m-%dT%H:%M:%f', 'now')));
+DELETE FROM runs WHERE tenant_id = agentckpt_tenant() AND run_id IN (SELECT value FROM json_each(:run_ids))
+  AND status <> 'active'
+  AND (lease_expires_at IS NULL OR lease_expires_at <= strftime('%Y-%m-%dT%H:%M:%f', 'now'))
+RETURNING run_id;
+
+-- name: ops_retention_history
+SELECT s.run_id, max(s.step) AS below FROM steps s
+WHERE s.tenant_id = agentckpt_tenant() AND s.kind = 'snapshot'
+  AND s.run_id > coalesce(:after, '')
+  AND s.created_at < strftime('%Y-%m-%dT%H:%M:%f', 'now', '-' || :history_seconds || ' seconds')
+  AND (:agent_id IS NULL OR s.run_id IN (SELECT run_id FROM runs WHERE agent_id = :agent_id))
+GROUP BY s.run_id
+HAVING max(s.step) > (SELECT min(t.step) FROM steps t WHERE t.run_id = s.run_id)
+ORDER BY s.run_id
+LIMIT :limit;
+
+-- name: ops_cost_runs
+SELECT run_id, agent_id, kind, substr(created_at, 1, 10) AS day, metadata, config
+FROM runs
+WHERE tenant_id = agentckpt_tenant() AND run_id > coalesce(:after, '')
+  AND (:agent_id IS NULL OR agent_id = :agent_id)
+  AND (:kind IS NULL OR kind = :kind)
+  AND (:status IS NULL OR status = :status)
+ORDER BY run_id
+LIMIT :limit;

@@ -1,0 +1,192 @@
+"""The cost of telemetry: saturated commit throughput with it off and on, side by side.
+
+    python -m agentckpt.bench.telemetry --backend postgres --agents 32 --seconds 10
+    python -m agentckpt.bench.telemetry --backend sqlite --telemetry on --json out.json
+
+``--telemetry both`` (the default) alternates rounds without telemetry (no provider: the
+shipped default) and with the OpenTelemetry SDK recording every span and metric (a
+``TracerProvider`` with a batch processor into an in-memory exporter, a
+``MeterProvider`` with an in-memory reader; ``--prometheus`` adds the Prometheus
+registry), on the same
+database, and reports the median of each and the drop. Agents are asyncio tasks on one
+``AsyncStore``, each appending a message to its own conversation-sized state and
+committing with no pause (saturated). The target is at most 5 % lower throughput.
+Needs the OpenTelemetry SDK and prometheus-client for the "on" rounds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import time
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from agentckpt.store.store_async import AsyncStore
+from agentckpt.telemetry import Telemetry
+
+__all__ = ["main", "measure_round"]
+
+TARGET_DROP = 0.05
+
+
+def _instrumented(*, prometheus: bool = False, traces: float = 1.0) -> tuple[Telemetry, list[Any]]:
+    """A Telemetry that records everything into the SDK, and what to shut down after."""
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
+
+    from agentckpt.telemetry.prometheus import PrometheusMetrics
+
+    tracer_provider = TracerProvider(sampler=ParentBased(TraceIdRatioBased(traces)))
+    exporter = InMemorySpanExporter()
+    tracer_provider.add_span_processor(BatchSpanProcessor(exporter))
+    reader = InMemoryMetricReader()
+    meter_provider = MeterProvider(metric_readers=[reader])
+    telemetry = Telemetry(
+        tracer_provider=tracer_provider if traces > 0 else None,
+        meter_provider=meter_provider,
+        prometheus=PrometheusMetrics() if prometheus else None,
+        use_global=False,
+    )
+    return telemetry, [tracer_provider, meter_provider, exporter]
+
+
+async def measure_round(
+    url: str,
+    *,
+    agents: int,
+    seconds: float,
+    telemetry: bool,
+    prometheus: bool = False,
+    traces: float = 1.0,
+) -> tuple[float, float]:
+    """Commits per second of ``agents`` saturated writers for ``seconds``, and the
+    process's CPU time per commit in microseconds (steadier than the rate on a shared
+    machine: other processes' load moves the rate, much less this)."""
+    shutdown: list[Any] = []
+    options: dict[str, Any] = {"telemetry": Telemetry(use_global=False)}
+    if telemetry:
+        options["telemetry"], shutdown = _instrumented(prometheus=prometheus, traces=traces)
+    store = await AsyncStore.connect(url, **options)
+    done = 0
+    try:
+        runs = [(await store.create_run(agent_id="bench-telemetry")).run_id for _ in range(agents)]
+        stop = time.monotonic() + seconds
+
+        async def agent(run_id: uuid.UUID) -> None:
+            nonlocal done
+            messages: list[dict[str, str]] = []
+            while time.monotonic() < stop:
+                messages.append({"role": "user", "content": f"message {len(messages)} " * 8})
+                await store.commit(run_id, {"messages": messages})
+                done += 1
+
+        started = time.monotonic()
+        cpu = time.process_time()
+        await asyncio.gather(*(agent(r) for r in runs))
+        elapsed = time.monotonic() - started
+        cpu = time.process_time() - cpu
+        for run_id in runs:
+            await store.delete_run(run_id)
+    finally:
+        await store.close()
+        for provider in shutdown:
+            provider.shutdown()
+    return done / elapsed, cpu / max(done, 1) * 1e6
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the comparison and print it (and write JSON with ``--json FILE``)."""
+    parser = argparse.ArgumentParser(prog="python -m agentckpt.bench.telemetry")
+    parser.add_argument("--backend", choices=("sqlite", "postgres"), default="sqlite")
+    parser.add_argument("--pg-url", default="postgresql://127.0.0.1:5432/test")
+    parser.add_argument("--sqlite-path", default="bench-telemetry.db")
+    parser.add_argument("--agents", type=int, default=32, help="concurrent writers (default 32)")
+    parser.add_argument("--seconds", type=float, default=10.0, help="per round (default 10)")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of each (default 3)")
+    parser.add_argument(
+        "--telemetry",
+        choices=("off", "on", "both"),
+        default="both",
+        help="off: no provider (the default install); on: the SDK records everything",
+    )
+    parser.add_argument(
+        "--prometheus",
+        action="store_true",
+        help="the 'on' rounds also feed a Prometheus registry (both pipelines at once)",
+    )
+    parser.add_argument(
+        "--traces",
+        type=float,
+        default=1.0,
+        metavar="RATIO",
+        help="the 'on' rounds sample this share of traces (default 1.0: every commit "
+        "has a span; 0: metrics only)",
+    )
+    parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    args = parser.parse_args(argv)
+    if args.backend == "postgres":
+        url = f"{args.pg_url}?schema=bench_telemetry"
+    else:
+        url = f"sqlite:///{args.sqlite_path}"
+    modes = {"off": [False], "on": [True], "both": [False, True]}[args.telemetry]
+    results: dict[str, list[float]] = {"off": [], "on": []}
+    cpu: dict[str, list[float]] = {"off": [], "on": []}
+    for n in range(args.rounds):
+        for on in modes:
+            rate, per_commit = asyncio.run(
+                measure_round(
+                    url,
+                    agents=args.agents,
+                    seconds=args.seconds,
+                    telemetry=on,
+                    prometheus=args.prometheus,
+                    traces=args.traces,
+                )
+            )
+            results["on" if on else "off"].append(rate)
+            cpu["on" if on else "off"].append(per_commit)
+            print(
+                f"round {n + 1} telemetry {'on ' if on else 'off'}: {rate:,.0f} commits/s, "
+                f"{per_commit:,.0f} us CPU per commit"
+            )
+    report: dict[str, Any] = {
+        "backend": args.backend,
+        "agents": args.agents,
+        "seconds": args.seconds,
+        "prometheus": args.prometheus,
+        "traces": args.traces,
+        "rounds": {k: [round(v, 1) for v in vs] for k, vs in results.items() if vs},
+    }
+    medians = {k: statistics.median(vs) for k, vs in results.items() if vs}
+    report["median"] = {k: round(v, 1) for k, v in medians.items()}
+    cpu_medians = {k: statistics.median(vs) for k, vs in cpu.items() if vs}
+    report["cpu_us_per_commit"] = {k: round(v, 1) for k, v in cpu_medians.items()}
+    if "off" in medians and "on" in medians:
+        drop = 1 - medians["on"] / medians["off"]
+        report["drop"] = round(drop, 4)
+        report["target_met"] = drop <= TARGET_DROP
+        cpu_extra = cpu_medians["on"] / cpu_medians["off"] - 1
+        report["cpu_increase"] = round(cpu_extra, 4)
+        print(
+            f"median off {medians['off']:,.0f}/s, on {medians['on']:,.0f}/s: "
+            f"{drop * 100:+.1f} % lower with telemetry (target <= {TARGET_DROP * 100:g} %); "
+            f"CPU per commit {cpu_medians['off']:,.0f} -> {cpu_medians['on']:,.0f} us "
+            f"({cpu_extra * 100:+.1f} %)"
+        )
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as out:
+            json.dump(report, out, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
