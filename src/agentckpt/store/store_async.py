@@ -5,12 +5,13 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import uuid
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from types import EllipsisType
-from typing import Any
+from typing import Any, NamedTuple
 from uuid import UUID
 
 from agentckpt._backends.base import AsyncBackend
@@ -57,6 +58,14 @@ _RUN_ALIASES = (
 _VERSION_READER = StateMigrations()
 
 
+class _InFlight(NamedTuple):
+    """A commit whose outcome is unknown: its step, checksum and write token."""
+
+    step: int
+    checksum: bytes
+    token: bytes
+
+
 def as_run_id(run_id: RunId) -> UUID:
     """Accept a UUID or its text form; anything else is a clear error."""
     if isinstance(run_id, UUID):
@@ -72,6 +81,12 @@ def check_number(name: str, value: object) -> None:
     64 bits (they are bigint columns)."""
     if type(value) is not int or not 0 <= value <= _MAX_BIGINT:
         raise InvalidValueError("", f"{name} {value!r} must be an int from 0 to {_MAX_BIGINT}")
+
+
+def _token(probe: Row) -> bytes | None:
+    """The write token of the step a commit probe found (None: no step, or older rows)."""
+    stored = probe.get("write_token")
+    return None if stored is None else bytes(stored)
 
 
 def _run_info(row: Row) -> RunInfo:
@@ -156,7 +171,7 @@ class AsyncStore:
         # A sync Store may be shared by threads (framework adapters do); every access to
         # the head cache holds this lock. It is never held across I/O.
         self._heads_lock = threading.Lock()
-        self._in_flight: dict[UUID, tuple[int, bytes]] = {}
+        self._in_flight: dict[UUID, _InFlight] = {}
         # Event counts for a metrics exporter; the highest step acknowledged per run, to
         # notice a head that went backwards (lost acknowledged commits).
         self.counters = Counters()
@@ -346,15 +361,16 @@ class AsyncStore:
             check_number("epoch", epoch)
         head = await self._head(rid)
         in_flight = self._in_flight.pop(rid, None)
-        # The previous commit of this run failed with its outcome unknown and did land:
-        # a retry of the same state is that commit, not a new step.
+        # The previous commit of this run failed with its outcome unknown and a step with
+        # the same state is the head: a retry of it is that commit (if the step carries its
+        # write token), not a new step.
         if (
             in_flight is not None
             and step is None
-            and head.step == in_flight[0]
-            and checksum(encode(state, limits=self.limits)) == in_flight[1]
+            and head.step == in_flight.step
+            and checksum(encode(state, limits=self.limits)) == in_flight.checksum
         ):
-            return await self._landed(rid, in_flight[0], in_flight)
+            return await self._landed(rid, in_flight.step, in_flight, check=True)
         if expected_head is not ... and expected_head != head.step:
             head = await self._head(rid, reload=True)
             if expected_head != head.step:
@@ -369,6 +385,9 @@ class AsyncStore:
         ):
             return await self._recommit(rid, target, state, in_flight)
 
+        # Stored with the step: when a guard refuses, it tells this write's own retry
+        # from another writer's commit of the same state.
+        token = os.urandom(16)
         plan = plan_commit(
             rid,
             head,
@@ -399,6 +418,7 @@ class AsyncStore:
             prune_below=plan.prune_below,
             seal_step=plan.seal_step,
             metadata=encode_metadata(metadata),
+            token=token,
             blobs=tuple(blobs),
             history=tuple(history),
         )
@@ -408,7 +428,7 @@ class AsyncStore:
             # Outcome unknown: re-read before the next commit, and remember what was in
             # flight, so a retry without an explicit step is recognised if it landed.
             self._forget(rid)
-            self._in_flight[rid] = (plan.step, plan.checksum)
+            self._in_flight[rid] = _InFlight(plan.step, plan.checksum, token)
             raise
         if isinstance(outcome, Committed):
             self._remember(rid, plan.head)
@@ -440,8 +460,21 @@ class AsyncStore:
                 "another worker owns the run, nothing was written"
             )
         if probe["checksum"] is not None and bytes(probe["checksum"]) == plan.checksum:
-            # A retry of a commit that landed.
-            return await self._landed(rid, target, in_flight)
+            if _token(probe) == token:
+                return await self._landed(rid, target, in_flight)  # this very write, resent
+            if in_flight is not None and in_flight.step == target:
+                # The retry of a commit of unknown outcome: it landed if the step is its.
+                return await self._landed(rid, target, in_flight, check=True)
+            if step is not None and expected_head is ...:
+                # A named step with the same state is that step, whoever wrote it.
+                return await self._landed(rid, target, in_flight)
+            # Another writer read the same head and committed the same state first:
+            # taking its step for this one would lose one of the two operations.
+            raise StaleHeadError(
+                f"run {rid}: another writer committed step {target} (with the same state) "
+                f"since this writer read step {head.step}; nothing was written, re-read "
+                "the run"
+            )
         if probe["checksum"] is not None and not probe["is_open"] and step is not None:
             # Only a step the caller named is "already committed"; a default step number
             # came from a stale head, which the StaleHeadError below reports.
@@ -455,13 +488,16 @@ class AsyncStore:
         )
 
     async def _recommit(
-        self, rid: UUID, step: int, state: Any, in_flight: tuple[int, bytes] | None
+        self, rid: UUID, step: int, state: Any, in_flight: _InFlight | None
     ) -> StepInfo:
         """A commit of a step at or before a sealed head: a retry, or a conflict."""
         digest = checksum(encode(state, limits=self.limits))
         rows = await self.backend.read(queries.COMMIT_PROBE, {"run_id": rid, "step": step})
         if rows and rows[0]["checksum"] is not None:
             if bytes(rows[0]["checksum"]) == digest:
+                if in_flight is not None and in_flight.step == step:
+                    # The retry of a commit of unknown outcome: the step must be its own.
+                    self._check_token(rid, step, rows[0], in_flight)
                 return await self._landed(rid, step, in_flight)
             raise StepConflictError(
                 f"run {rid}: step {step} is already committed with other content"
@@ -471,14 +507,22 @@ class AsyncStore:
             f"{rows[0]['head_step'] if rows else None} and is not kept"
         )
 
-    async def _landed(self, rid: UUID, step: int, in_flight: tuple[int, bytes] | None) -> StepInfo:
+    async def _landed(
+        self, rid: UUID, step: int, in_flight: _InFlight | None, *, check: bool = False
+    ) -> StepInfo:
         """The step of a commit found already stored: a retry of one that landed.
 
-        After an attempt of unknown outcome (``in_flight``), first a write of the run's
-        own, so the retry returns only once that commit is as durable as any (on
-        PostgreSQL, confirmed by the synchronous standby that the earlier wait may have
-        given up on); if that fails too, the attempt stays in flight.
+        With ``check``, the stored step must carry the write token of the attempt of
+        unknown outcome (``in_flight``); another token means another writer committed
+        the same state there and that attempt did not land (:class:`StaleHeadError`).
+        After such an attempt, first a write of the run's own, so the retry returns
+        only once that commit is as durable as any (on PostgreSQL, confirmed by the
+        synchronous standby that the earlier wait may have given up on); if that fails
+        too, the attempt stays in flight.
         """
+        if check and in_flight is not None:
+            rows = await self.backend.read(queries.COMMIT_PROBE, {"run_id": rid, "step": step})
+            self._check_token(rid, step, rows[0] if rows else {}, in_flight)
         if in_flight is not None:
             try:
                 await self.backend.write(queries.CONFIRM_COMMIT, {"run_id": rid})
@@ -488,6 +532,15 @@ class AsyncStore:
         info = await self._step_info(rid, step)
         self._acknowledged.record(rid, step)
         return info
+
+    def _check_token(self, rid: UUID, step: int, probe: Row, in_flight: _InFlight) -> None:
+        if _token(probe) != in_flight.token:
+            self._forget(rid)
+            raise StaleHeadError(
+                f"run {rid}: step {step} holds the same state, committed by another writer; "
+                "this writer's earlier commit of unknown outcome did not land, nothing was "
+                "written, re-read the run"
+            )
 
     async def _step_info(self, rid: UUID, step: int) -> StepInfo:
         for info in await self.steps(rid):

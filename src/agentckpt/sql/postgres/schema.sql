@@ -86,6 +86,7 @@ CREATE TABLE steps (
     checksum       bytea       NOT NULL,
     created_at     timestamptz NOT NULL DEFAULT now(),
     updated_at     timestamptz NOT NULL DEFAULT now(),
+    write_token    bytea,       -- who wrote it: a retry tells itself from another writer
     PRIMARY KEY (run_id, step)
 ) WITH (toast_tuple_target = 8160);  -- payloads up to a page stay inline (migration 0006)
 
@@ -140,8 +141,11 @@ CREATE TABLE events (
     codec       text        NOT NULL,
     payload     bytea       NOT NULL,
     created_at  timestamptz NOT NULL DEFAULT now(),
+    seq         bigint,      -- emission order within the run (migration 0008)
     PRIMARY KEY (run_id, event_id)
 );
+
+CREATE INDEX events_run_seq ON events (run_id, seq);
 
 
 -- run_threads: for checkpoints a framework names by its own ids (LangGraph), the thread

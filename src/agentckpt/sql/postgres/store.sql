@@ -37,7 +37,7 @@ RETURNING run_id;
 -- name: commit_probe
 -- Why a commit was refused: the run's head and lease, and the step it tried to write.
 SELECT r.head_step, r.head_version, r.lease_epoch, s.parent_step, s.checksum, s.is_open,
-       s.write_version, s.created_at, s.updated_at
+       s.write_version, s.write_token, s.created_at, s.updated_at
 FROM runs r
 LEFT JOIN steps s ON s.run_id = r.run_id AND s.step = %(step)s
 WHERE r.run_id = %(run_id)s;

@@ -85,6 +85,7 @@ CREATE TABLE steps (
     checksum       BLOB    NOT NULL,
     created_at     TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%f', 'now')),
     updated_at     TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%f', 'now')),
+    write_token    BLOB,   -- who wrote it: a retry tells itself from another writer
     PRIMARY KEY (run_id, step)
 );
 
@@ -139,8 +140,11 @@ CREATE TABLE events (
     codec       TEXT    NOT NULL,
     payload     BLOB    NOT NULL,
     created_at  TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%f', 'now')),
+    seq         INTEGER, -- emission order within the run (migration 0008)
     PRIMARY KEY (run_id, event_id)
 );
+
+CREATE INDEX events_run_seq ON events (run_id, seq);
 
 
 -- run_threads: for checkpoints a framework names by its own ids (LangGraph), the thread

@@ -43,7 +43,7 @@ DELETE FROM steps WHERE run_id = :run_id AND step < :below;
 
 -- name: commit_probe
 SELECT r.head_step, r.head_version, r.lease_epoch, s.parent_step, s.checksum, s.is_open,
-       s.write_version, s.created_at, s.updated_at
+       s.write_version, s.write_token, s.created_at, s.updated_at
 FROM runs r
 LEFT JOIN steps s ON s.run_id = r.run_id AND s.step = :step
 WHERE r.run_id = :run_id;
