@@ -243,10 +243,6 @@ class AgentRun:
             if self._use_heartbeat:
                 self._heartbeat.start()
             self._reload()
-            if self._step is None and self._initial is not _UNSET and self._status == "active":
-                # Durable before any step runs, so whichever worker resumes the run (this
-                # one, or a recovery worker after a crash) starts from it.
-                self._opened_with = self._commit_initial()
         except BaseException:
             self.close()
             raise
@@ -255,6 +251,14 @@ class AgentRun:
             {"owner": lease.owner, "epoch": lease.epoch, "step": self._step},
             step=self._step,
         )
+        if self._step is None and self._initial is not _UNSET and self._status == "active":
+            # Durable before any step runs, so whichever worker resumes the run (this one,
+            # or a recovery worker after a crash) starts from it.
+            try:
+                self._opened_with = self._commit_initial()
+            except BaseException:
+                self.close()
+                raise
 
     def close(self, *, release: bool = True) -> None:
         """Stop the heartbeat and release the lease (unless it was lost or the run ended).

@@ -242,10 +242,6 @@ class AsyncAgentRun:
             if self._use_heartbeat:
                 self._heartbeat.start()
             await self._reload()
-            if self._step is None and self._initial is not _UNSET and self._status == "active":
-                # Durable before any step runs, so whichever worker resumes the run (this
-                # one, or a recovery worker after a crash) starts from it.
-                self._opened_with = await self._commit_initial()
         except BaseException:
             await self.close()
             raise
@@ -254,6 +250,14 @@ class AsyncAgentRun:
             {"owner": lease.owner, "epoch": lease.epoch, "step": self._step},
             step=self._step,
         )
+        if self._step is None and self._initial is not _UNSET and self._status == "active":
+            # Durable before any step runs, so whichever worker resumes the run (this one,
+            # or a recovery worker after a crash) starts from it.
+            try:
+                self._opened_with = await self._commit_initial()
+            except BaseException:
+                await self.close()
+                raise
 
     async def close(self, *, release: bool = True) -> None:
         """Stop the heartbeat and release the lease (unless it was lost or the run ended).

@@ -38,12 +38,16 @@ from agentckpt.errors import (
 from agentckpt.records import Checkpoint, RunInfo, StepInfo
 from agentckpt.store import queries
 from agentckpt.store.acknowledged import Acknowledged, Counters
+from agentckpt.store.arguments import check_count, check_mapping, check_seconds, check_text
 from agentckpt.store.outage_policy import OutagePolicy
 
 RunId = UUID | str
 
 # Step numbers and lease epochs are bigint columns.
 _MAX_BIGINT = 2**63 - 1
+# A run nobody holds a lease on is an orphan for recovery workers this long after it was
+# created (the run loop's default lease ttl): time for its creator to open it.
+CLAIM_AFTER = 30.0
 # Heads kept in memory as delta bases; beyond this many runs the oldest is re-read.
 _HEAD_CACHE_SIZE = 256
 # The columns of the resume_run query that runs and steps share are the step's; the run's
@@ -250,14 +254,24 @@ class AsyncStore:
         metadata: dict[str, Any] | None = None,
         exist_ok: bool = False,
         parent: tuple[UUID, int] | None = None,
+        claim_after: float = CLAIM_AFTER,
     ) -> RunInfo:
         """Create a run (a durable record before its first step) and return it.
 
         ``config`` is stored exactly (agent config, tool registry, ...). With
-        ``exist_ok`` an existing run with this id is returned unchanged.
+        ``exist_ok`` an existing run with this id is returned unchanged. The new run's
+        lease expires ``claim_after`` seconds from now: an active run nobody has leased
+        by then is an orphan a recovery worker claims (its creator died before opening
+        it). Opening it (taking its lease) works at once, whatever ``claim_after``.
         """
         rid = as_run_id(run_id) if run_id is not None else uuid.uuid4()
-        config_bytes = encode(dict(config or {}), limits=self.limits)
+        check_text("agent_id", agent_id)
+        check_text("kind", kind)
+        grace = check_seconds("claim_after", claim_after)
+        try:
+            config_bytes = encode(dict(check_mapping("config", config)), limits=self.limits)
+        except InvalidValueError as exc:
+            raise InvalidValueError(exc.path, f"config: {exc.reason}") from None
         rows = await self.backend.write(
             queries.INSERT_RUN,
             {
@@ -268,6 +282,7 @@ class AsyncStore:
                 "metadata": encode_metadata(metadata or {}),
                 "parent_run_id": parent[0] if parent else None,
                 "parent_step": parent[1] if parent else None,
+                "claim_after": grace,
             },
         )
         if not rows and not exist_ok:
@@ -292,6 +307,12 @@ class AsyncStore:
         limit: int = 100,
     ) -> list[RunInfo]:
         """Runs, most recently updated first, filtered by agent, kind, status and idleness."""
+        check_text("agent_id", agent_id, optional=True)
+        check_text("kind", kind, optional=True)
+        check_text("status", status, optional=True)
+        if idle_seconds is not None:
+            check_seconds("idle_seconds", idle_seconds)
+        check_count("limit", limit)
         rows = await self.backend.read(
             queries.LIST_RUNS,
             {
@@ -307,6 +328,8 @@ class AsyncStore:
     async def set_status(self, run_id: RunId, status: str, *, error: str | None = None) -> None:
         """Mark a run (``active``, ``completed``, ``failed``, ...), with an optional error."""
         rid = as_run_id(run_id)
+        check_text("status", status)
+        check_text("error", error, optional=True)
         if not await self.backend.write(
             queries.SET_STATUS, {"run_id": rid, "status": status, "error": error}
         ):

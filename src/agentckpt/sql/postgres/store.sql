@@ -4,9 +4,11 @@
 -- commit_steps filters on the run ids of its batch (one run with group_commit=1).
 
 -- name: insert_run
-INSERT INTO runs (run_id, kind, agent_id, config, metadata, parent_run_id, parent_step)
+-- The lease expires claim_after seconds from now: unopened by then, the run is an orphan.
+INSERT INTO runs (run_id, kind, agent_id, config, metadata, parent_run_id, parent_step,
+                  lease_expires_at)
 VALUES (%(run_id)s, %(kind)s, %(agent_id)s, %(config)s, %(metadata)s,
-        %(parent_run_id)s, %(parent_step)s)
+        %(parent_run_id)s, %(parent_step)s, now() + make_interval(secs => %(claim_after)s))
 ON CONFLICT (run_id) DO NOTHING
 RETURNING run_id;
 

@@ -3,8 +3,11 @@
 -- Times come from SQLite's clock: strftime('%Y-%m-%dT%H:%M:%f', 'now') is UTC.
 
 -- name: insert_run
-INSERT INTO runs (run_id, kind, agent_id, config, metadata, parent_run_id, parent_step)
-VALUES (:run_id, :kind, :agent_id, :config, :metadata, :parent_run_id, :parent_step)
+-- The lease expires claim_after seconds from now: unopened by then, the run is an orphan.
+INSERT INTO runs (run_id, kind, agent_id, config, metadata, parent_run_id, parent_step,
+                  lease_expires_at)
+VALUES (:run_id, :kind, :agent_id, :config, :metadata, :parent_run_id, :parent_step,
+        strftime('%Y-%m-%dT%H:%M:%f', 'now', '+' || :claim_after || ' seconds'))
 ON CONFLICT (run_id) DO NOTHING
 RETURNING run_id;
 
