@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 from uuid import UUID
 
+from agentckpt import _compat
 from agentckpt._core.codec import DEFAULT_LIMITS, Limits
 from agentckpt.runs import queries
 from agentckpt.runs.effect_keys import decode_result, encode_result, idempotency_key
@@ -57,16 +58,23 @@ class Effects:
         stored = self.recorded(run_id, step, key)
         return result if stored is NOT_RECORDED else stored
 
-    def perform(self, run_id: UUID, step: int, key: str, action: Callable[[str], Any]) -> Any:
+    def perform(
+        self,
+        run_id: UUID,
+        step: int,
+        key: str,
+        action: Callable[[str], Any],
+    ) -> Any:
         """Return the recorded result of this effect, or run ``action`` once and record it.
 
         ``action`` receives the effect's idempotency key; its result must be a JSON
-        value (dict, list, str, int, float, bool, None).
+        value (dict, list, str, int, float, bool, None). An async ``action`` or a plain
+        function both work here.
         """
         found = self.recorded(run_id, step, key)
         if found is not NOT_RECORDED:
             return found
-        result = action(idempotency_key(run_id, step, key))
+        result = _compat.resolved(action(idempotency_key(run_id, step, key)))
         return self.record(run_id, step, key, result)
 
     def prune(self, run_id: UUID, below: int) -> None:

@@ -5,10 +5,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 from uuid import UUID
 
+from agentckpt import _compat
 from agentckpt._core.codec import DEFAULT_LIMITS, Limits
 from agentckpt.runs import queries
 from agentckpt.runs.effect_keys import decode_result, encode_result, idempotency_key
@@ -57,17 +58,22 @@ class AsyncEffects:
         return result if stored is NOT_RECORDED else stored
 
     async def perform(
-        self, run_id: UUID, step: int, key: str, action: Callable[[str], Awaitable[Any]]
+        self,
+        run_id: UUID,
+        step: int,
+        key: str,
+        action: Callable[[str], Any],
     ) -> Any:
         """Return the recorded result of this effect, or run ``action`` once and record it.
 
         ``action`` receives the effect's idempotency key; its result must be a JSON
-        value (dict, list, str, int, float, bool, None).
+        value (dict, list, str, int, float, bool, None). An async ``action`` or a plain
+        function both work here.
         """
         found = await self.recorded(run_id, step, key)
         if found is not NOT_RECORDED:
             return found
-        result = await action(idempotency_key(run_id, step, key))
+        result = await _compat.resolved_async(action(idempotency_key(run_id, step, key)))
         return await self.record(run_id, step, key, result)
 
     async def prune(self, run_id: UUID, below: int) -> None:

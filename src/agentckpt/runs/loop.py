@@ -417,6 +417,11 @@ class AgentRun:
         except ConflictError as exc:
             # A stale owner may trip over the moved head before the epoch check: report
             # what really happened, a takeover, whichever check refused the write.
+            if isinstance(exc, FencedError) and not isinstance(exc, LeaseLostError):
+                raise LeaseLostError(
+                    f"run {self.run_id}: lease epoch {epoch} was taken over; step {number} "
+                    f"was not written ({exc})"
+                ) from exc
             if (
                 not isinstance(exc, FencedError | AcknowledgedStepsLostError)
                 and self._leases.epoch(self.run_id) != epoch
