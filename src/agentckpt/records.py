@@ -15,6 +15,10 @@ class RunInfo:
     ``config`` holds what the run was started with (for a conversation: the agent
     config and tool registry) and round-trips exactly. ``metadata`` is small queryable
     data (tokens, cost, user id) kept as JSON in the database; see ``Store.commit``.
+    ``config_error`` is set only by ``Store.list_runs`` for a run whose stored config
+    cannot be decoded (it says why, naming the run; ``config`` is then empty), so one
+    damaged run does not hide the others; ``Store.get_run`` raises
+    :class:`~agentckpt.errors.CorruptDataError` for it instead.
     """
 
     run_id: UUID
@@ -35,6 +39,7 @@ class RunInfo:
     config: dict[str, Any] = field(repr=False)
     metadata: dict[str, Any] = field(repr=False)
     error: str | None = None
+    config_error: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

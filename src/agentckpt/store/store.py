@@ -94,8 +94,19 @@ def _token(probe: Row) -> bytes | None:
     return None if stored is None else bytes(stored)
 
 
-def _run_info(row: Row) -> RunInfo:
-    config = decode(bytes(row["config"])) if row["config"] is not None else {}
+def _run_info(row: Row, *, lenient: bool = False) -> RunInfo:
+    """A run's record; a config that cannot be decoded is a :class:`CorruptDataError`
+    naming the run, or, ``lenient``, an empty config and the reason in ``config_error``."""
+    config: Any = {}
+    problem = None
+    if row["config"] is not None:
+        try:
+            config = decode(bytes(row["config"]))
+        except CorruptDataError as exc:
+            problem = f"run {row['run_id']}: its stored config cannot be decoded ({exc})"
+            if not lenient:
+                raise CorruptDataError(problem) from None
+            config = {}
     return RunInfo(
         run_id=row["run_id"],
         kind=row["kind"],
@@ -115,6 +126,7 @@ def _run_info(row: Row) -> RunInfo:
         config=config,
         metadata=decode_metadata(row["metadata"]),
         error=row["error"],
+        config_error=problem,
     )
 
 
@@ -307,7 +319,11 @@ class Store:
         idle_seconds: float | None = None,
         limit: int = 100,
     ) -> list[RunInfo]:
-        """Runs, most recently updated first, filtered by agent, kind, status and idleness."""
+        """Runs, most recently updated first, filtered by agent, kind, status and idleness.
+
+        A run whose stored config cannot be decoded is listed with an empty ``config``
+        and the reason, naming it, in ``config_error``.
+        """
         check_text("agent_id", agent_id, optional=True)
         check_text("kind", kind, optional=True)
         check_text("status", status, optional=True)
@@ -324,7 +340,8 @@ class Store:
                 "limit": limit,
             },
         )
-        return [_run_info(row) for row in rows]
+        # One damaged run is reported (config_error), not allowed to fail the listing.
+        return [_run_info(row, lenient=True) for row in rows]
 
     def set_status(self, run_id: RunId, status: str, *, error: str | None = None) -> None:
         """Mark a run (``active``, ``completed``, ``failed``, ...), with an optional error."""
