@@ -18,6 +18,7 @@ from uuid import UUID
 from agentckpt._backends.base import Backend
 from agentckpt._backends.factory import open_backend
 from agentckpt._backends.options import CommitOptions
+from agentckpt._backends.sql import load_migrations
 from agentckpt._compat import GroupCommit
 from agentckpt._core.blobs import BlobRef, compress, db_uri, decompress, digest_of
 from agentckpt._core.codec import DEFAULT_LIMITS, Limits, decode, encode, encode_trusted
@@ -30,6 +31,7 @@ from agentckpt.errors import (
     CorruptDataError,
     FencedError,
     InvalidValueError,
+    MigrationError,
     NotFoundError,
     RunNotFoundError,
     StaleHeadError,
@@ -218,7 +220,8 @@ class Store:
         """Open a store for ``url`` and, unless ``migrate=False``, bring its schema up to date.
 
         ``settings`` are the URL's settings as keywords (``pool_max=20``), which win over
-        the URL; an unknown one is a :class:`ConfigurationError`.
+        the URL; an unknown one is a :class:`ConfigurationError`. A schema migrated by a
+        newer agentckpt (a migration this code does not know) is a :class:`MigrationError`.
         """
         backend, commit = open_backend(url, **settings)
         store = cls(
@@ -229,13 +232,27 @@ class Store:
             verify=verify,
             commit=commit,
         )
-        if migrate:
-            try:
+        try:
+            if migrate:
                 backend.migrate()
-            except BaseException:
-                backend.close()
-                raise
+            store._check_schema_version()
+        except BaseException:
+            backend.close()
+            raise
         return store
+
+    def _check_schema_version(self) -> None:
+        """Refuse a schema migrated by a newer agentckpt (a version this code does not
+        know): its tables may hold what this code would misread or overwrite."""
+        sql_dir = "sqlite" if self.backend.dialect == "sqlite" else "postgres"
+        known = {m.version for m in load_migrations(sql_dir)}
+        unknown = sorted(set(self.backend.applied_migrations()) - known)
+        if unknown:
+            raise MigrationError(
+                f"the database schema has migration(s) {unknown}, newer than this agentckpt "
+                f"knows (up to {max(known)}): it was migrated by a newer version; upgrade "
+                "agentckpt to use it"
+            )
 
     def _send_batch(self, writes: Sequence[StepWrite]) -> list[CommitOutcome]:
         return self.backend.commit_batch(writes)

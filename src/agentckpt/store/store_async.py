@@ -17,6 +17,7 @@ from uuid import UUID
 from agentckpt._backends.base import AsyncBackend
 from agentckpt._backends.factory import open_backend_async
 from agentckpt._backends.options import CommitOptions
+from agentckpt._backends.sql import load_migrations
 from agentckpt._compat import AsyncGroupCommit
 from agentckpt._core.blobs import BlobRef, compress, db_uri, decompress, digest_of
 from agentckpt._core.codec import DEFAULT_LIMITS, Limits, decode, encode, encode_trusted
@@ -29,6 +30,7 @@ from agentckpt.errors import (
     CorruptDataError,
     FencedError,
     InvalidValueError,
+    MigrationError,
     NotFoundError,
     RunNotFoundError,
     StaleHeadError,
@@ -217,7 +219,8 @@ class AsyncStore:
         """Open a store for ``url`` and, unless ``migrate=False``, bring its schema up to date.
 
         ``settings`` are the URL's settings as keywords (``pool_max=20``), which win over
-        the URL; an unknown one is a :class:`ConfigurationError`.
+        the URL; an unknown one is a :class:`ConfigurationError`. A schema migrated by a
+        newer agentckpt (a migration this code does not know) is a :class:`MigrationError`.
         """
         backend, commit = await open_backend_async(url, **settings)
         store = cls(
@@ -228,13 +231,27 @@ class AsyncStore:
             verify=verify,
             commit=commit,
         )
-        if migrate:
-            try:
+        try:
+            if migrate:
                 await backend.migrate()
-            except BaseException:
-                await backend.close()
-                raise
+            await store._check_schema_version()
+        except BaseException:
+            await backend.close()
+            raise
         return store
+
+    async def _check_schema_version(self) -> None:
+        """Refuse a schema migrated by a newer agentckpt (a version this code does not
+        know): its tables may hold what this code would misread or overwrite."""
+        sql_dir = "sqlite" if self.backend.dialect == "sqlite" else "postgres"
+        known = {m.version for m in load_migrations(sql_dir)}
+        unknown = sorted(set(await self.backend.applied_migrations()) - known)
+        if unknown:
+            raise MigrationError(
+                f"the database schema has migration(s) {unknown}, newer than this agentckpt "
+                f"knows (up to {max(known)}): it was migrated by a newer version; upgrade "
+                "agentckpt to use it"
+            )
 
     async def _send_batch(self, writes: Sequence[StepWrite]) -> list[CommitOutcome]:
         return await self.backend.commit_batch(writes)
