@@ -16,7 +16,12 @@ from uuid import UUID
 
 from agentckpt._core.versions import StateMigrations
 from agentckpt.conversation import queries
-from agentckpt.conversation.model import AgentConfig, ConversationMetadata, ConversationState
+from agentckpt.conversation.model import (
+    AgentConfig,
+    ConversationMetadata,
+    ConversationState,
+    tool_list,
+)
 from agentckpt.conversation.options import ConversationOptions
 from agentckpt.conversation.reader import KIND, ConversationReader, Rerun
 from agentckpt.conversation.records import StateMigrationReport
@@ -84,7 +89,9 @@ class Conversations(ConversationReader):
         """
         config = AgentConfig.coerce(agent_config)
         meta = ConversationMetadata.coerce(metadata)
-        state = ConversationState(agent_config=config, tool_registry=list(tools), metadata=meta)
+        state = ConversationState(
+            agent_config=config, tool_registry=tool_list(tools), metadata=meta
+        )
         run = self.store.create_run(
             conversation_id,
             agent_id=agent_id,
@@ -114,7 +121,7 @@ class Conversations(ConversationReader):
         the repair, a format upgrade and accepted drift (the runtime's config and tools
         become the conversation's) are written with the next write.
         """
-        tools = list(tools)
+        tools = tool_list(tools)
         recovery, stored = self._recover(
             as_run_id(conversation_id),
             agent_config=agent_config,
@@ -164,7 +171,7 @@ class Conversations(ConversationReader):
         rerun: Rerun | None = None,
     ) -> Conversation:
         """:meth:`open` the conversation if it exists, else :meth:`start` it with this id."""
-        tools = list(tools)
+        tools = tool_list(tools)
         try:
             return self.open(
                 conversation_id,

@@ -15,7 +15,12 @@ from uuid import UUID
 
 from agentckpt._core.versions import StateMigrations
 from agentckpt.conversation import queries
-from agentckpt.conversation.model import AgentConfig, ConversationMetadata, ConversationState
+from agentckpt.conversation.model import (
+    AgentConfig,
+    ConversationMetadata,
+    ConversationState,
+    tool_list,
+)
 from agentckpt.conversation.options import ConversationOptions
 from agentckpt.conversation.reader_async import KIND, AsyncConversationReader, Rerun
 from agentckpt.conversation.records import StateMigrationReport
@@ -83,7 +88,9 @@ class AsyncConversations(AsyncConversationReader):
         """
         config = AgentConfig.coerce(agent_config)
         meta = ConversationMetadata.coerce(metadata)
-        state = ConversationState(agent_config=config, tool_registry=list(tools), metadata=meta)
+        state = ConversationState(
+            agent_config=config, tool_registry=tool_list(tools), metadata=meta
+        )
         run = await self.store.create_run(
             conversation_id,
             agent_id=agent_id,
@@ -113,7 +120,7 @@ class AsyncConversations(AsyncConversationReader):
         the repair, a format upgrade and accepted drift (the runtime's config and tools
         become the conversation's) are written with the next write.
         """
-        tools = list(tools)
+        tools = tool_list(tools)
         recovery, stored = await self._recover(
             as_run_id(conversation_id),
             agent_config=agent_config,
@@ -163,7 +170,7 @@ class AsyncConversations(AsyncConversationReader):
         rerun: Rerun | None = None,
     ) -> AsyncConversation:
         """:meth:`open` the conversation if it exists, else :meth:`start` it with this id."""
-        tools = list(tools)
+        tools = tool_list(tools)
         try:
             return await self.open(
                 conversation_id,
