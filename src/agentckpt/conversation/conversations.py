@@ -103,7 +103,9 @@ class Conversations(ConversationReader):
             },
             metadata=meta.rollup(),
         )
-        return self._handle(run.run_id, agent_id, state, None, False, 0, 0, None)
+        return self._handle(
+            run.run_id, agent_id, state, None, False, 0, 0, None, epoch=run.lease_epoch
+        )
 
     def open(
         self,
@@ -157,6 +159,7 @@ class Conversations(ConversationReader):
             recovery.state_bytes,
             recovery,
             sealed,
+            epoch=recovery.lease_epoch,
         )
 
     def open_or_start(
@@ -270,6 +273,8 @@ class Conversations(ConversationReader):
         state_bytes: int,
         recovery: Recovery | None,
         sealed: list[dict[str, Any]] | None = None,
+        *,
+        epoch: int,
     ) -> Conversation:
         generation = self._writers.get(rid, 0) + 1
         self._writers[rid] = generation
@@ -285,6 +290,7 @@ class Conversations(ConversationReader):
             generation=generation,
             recovery=recovery,
             sealed=sealed,
+            epoch=epoch,
         )
 
     def _check_writer(self, rid: UUID, generation: int) -> None:

@@ -102,7 +102,9 @@ class AsyncConversations(AsyncConversationReader):
             },
             metadata=meta.rollup(),
         )
-        return self._handle(run.run_id, agent_id, state, None, False, 0, 0, None)
+        return self._handle(
+            run.run_id, agent_id, state, None, False, 0, 0, None, epoch=run.lease_epoch
+        )
 
     async def open(
         self,
@@ -156,6 +158,7 @@ class AsyncConversations(AsyncConversationReader):
             recovery.state_bytes,
             recovery,
             sealed,
+            epoch=recovery.lease_epoch,
         )
 
     async def open_or_start(
@@ -269,6 +272,8 @@ class AsyncConversations(AsyncConversationReader):
         state_bytes: int,
         recovery: Recovery | None,
         sealed: list[dict[str, Any]] | None = None,
+        *,
+        epoch: int,
     ) -> AsyncConversation:
         generation = self._writers.get(rid, 0) + 1
         self._writers[rid] = generation
@@ -284,6 +289,7 @@ class AsyncConversations(AsyncConversationReader):
             generation=generation,
             recovery=recovery,
             sealed=sealed,
+            epoch=epoch,
         )
 
     def _check_writer(self, rid: UUID, generation: int) -> None:

@@ -139,6 +139,7 @@ class AsyncConversationReader:
             dangling=dangling,
             differences=differences,
             upgraded_from=loaded.upgraded_from,
+            lease_epoch=loaded.run.lease_epoch,
         )
         stored: list[Any] = loaded.document.get("conversation", [])
         return recovery, stored

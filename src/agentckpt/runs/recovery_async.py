@@ -11,6 +11,7 @@ from typing import Any
 from uuid import UUID
 
 from agentckpt import _compat
+from agentckpt.errors import ConfigurationError
 from agentckpt.runs.lease_terms import Lease, default_owner, validate_ttl
 from agentckpt.runs.leases_async import AsyncLeases
 from agentckpt.runs.loop_async import AsyncAgentRun
@@ -58,6 +59,12 @@ class AsyncRecoveryWorker:
         kind: str = "run",
         run_options: dict[str, Any] | None = None,
     ) -> None:
+        if kind == "conversation":
+            raise ConfigurationError(
+                "conversations are resumed by agentckpt.conversation."
+                "ConversationRecoveryWorker (its factories answer the pending user "
+                "message), not by RecoveryWorker, which resumes run loops"
+            )
         self.store = store
         self.owner = owner or default_owner()
         self.lease_ttl = validate_ttl(lease_ttl)
