@@ -39,10 +39,10 @@ ORDER BY r.run_id
 LIMIT %(limit)s;
 
 -- name: conversations_claim_orphans
--- Conversations of the given agents with a turn cut off (open head) and no write or
--- heartbeat for idle seconds, whose lease (if any) expired: each claim bumps the lease
--- epoch, so the writer presumed dead is fenced if it wakes up. SKIP LOCKED lets many
--- recovery workers poll at once.
+-- Conversations of the given agents with a turn cut off (open head), no write or
+-- heartbeat for idle seconds, and no live lease of a recovery worker (a writer holds
+-- none: its heartbeat says it is alive). Each claim bumps the lease epoch, so the writer
+-- presumed dead is fenced if it wakes up. SKIP LOCKED lets many workers poll at once.
 WITH orphans AS (
     SELECT run_id FROM runs
     WHERE status = 'active'
@@ -50,7 +50,7 @@ WITH orphans AS (
       AND head_open
       AND agent_id IN (SELECT jsonb_array_elements_text(%(agent_ids)s::jsonb))
       AND heartbeat_at < now() - make_interval(secs => %(idle)s)
-      AND (lease_expires_at IS NULL OR lease_expires_at < now())
+      AND (lease_owner IS NULL OR lease_expires_at IS NULL OR lease_expires_at < now())
     ORDER BY heartbeat_at, run_id
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED

@@ -52,7 +52,7 @@ WHERE run_id IN (
       AND head_open
       AND agent_id IN (SELECT value FROM json_each(:agent_ids))
       AND heartbeat_at < strftime('%Y-%m-%dT%H:%M:%f', 'now', '-' || :idle || ' seconds')
-      AND (lease_expires_at IS NULL
+      AND (lease_owner IS NULL OR lease_expires_at IS NULL
            OR lease_expires_at < strftime('%Y-%m-%dT%H:%M:%f', 'now'))
     ORDER BY heartbeat_at, run_id
     LIMIT :limit)
