@@ -44,9 +44,10 @@ class ConversationRecoveryWorker:
 
     An orphan is an ``active`` conversation whose last turn is open (its user message is
     durable, its reply is not complete), with no write or heartbeat for
-    ``idle_seconds`` and no live lease of another recovery worker. The worker claims one at a time with a single
-    conditional UPDATE (``FOR UPDATE SKIP LOCKED`` on PostgreSQL, ``BEGIN IMMEDIATE``
-    on SQLite), so any number of workers may poll together and each orphan goes to one.
+    ``idle_seconds`` and no live lease of another recovery worker. The worker claims
+    one at a time with a single conditional UPDATE (``FOR UPDATE SKIP LOCKED`` on
+    PostgreSQL, ``BEGIN IMMEDIATE`` on SQLite), so any number of workers may poll
+    together and each orphan goes to one.
     The claim bumps the conversation's lease epoch: every handle opened before it
     (the writer presumed dead, should it wake up) is fenced, its next write refused.
 
