@@ -16,6 +16,10 @@ class RunInfo:
     config and tool registry) and round-trips exactly. ``metadata`` is small queryable
     data (tokens, cost, user id) kept as JSON in the database; see ``Store.commit``.
     ``tenant_id`` is the tenant the run belongs to (``Store.connect(url, tenant=...)``).
+    ``config_error`` is set only by ``Store.list_runs`` for a run whose stored config
+    cannot be decoded (it says why, naming the run; ``config`` is then empty), so one
+    damaged run does not hide the others; ``Store.get_run`` raises
+    :class:`~agentckpt.errors.CorruptDataError` for it instead.
     """
 
     run_id: UUID
@@ -38,6 +42,7 @@ class RunInfo:
     error: str | None = None
     # Whose run it is (agentckpt.tenancy); "default" for a store opened without a tenant.
     tenant_id: str = "default"
+    config_error: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

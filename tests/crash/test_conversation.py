@@ -166,3 +166,39 @@ def test_sigkill_anywhere_leaves_a_consistent_prefix(url: str, lines: int) -> No
         check=True,
     )
     assert as_json(recover(url, cid).messages) == json.dumps(expected)
+
+
+def test_a_recovery_worker_replays_the_turn_a_sigkill_cut_off(url: str) -> None:
+    """Killed mid-reply (SIGKILL after a flush of turn 3): a ConversationRecoveryWorker in
+    another process claims the conversation and answers turn 3's user message again."""
+    from agentckpt._backends.factory import parse_url
+    from agentckpt.conversation import ConversationRecoveryWorker
+    from tests.support.dbsql import run_sql
+
+    cid = uuid.uuid4()
+    expected = expected_messages(TURNS)
+    kill_at(url, cid, "FLUSH 3 2")
+    past = (
+        "strftime('%Y-%m-%dT%H:%M:%f', 'now', '-120 seconds')"
+        if parse_url(url).dialect == "sqlite"
+        else "now() - interval '120 seconds'"
+    )
+    # The dead writer's silence, without waiting idle_seconds for it.
+    run_sql(url, f"UPDATE runs SET heartbeat_at = {past} WHERE run_id = ?", str(cid))
+
+    seen: list[str] = []
+
+    def answer(conv: Any) -> int:
+        seen.append(conv.messages[-1].content)
+        return conv.add_assistant_message("answered after the crash", timestamp="T").step
+
+    with Store.connect(url) as store:
+        worker = ConversationRecoveryWorker(Conversations(store), idle_seconds=60)
+        worker.register("crash-agent", answer, agent_config=CONFIG, tools=TOOLS)
+        recovered = worker.recover_once()
+    assert [(r.conversation_id, r.error, r.result) for r in recovered] == [(cid, None, 3)]
+    assert seen == [user_text(3)]
+    state = recover(url, cid)
+    assert state.pending is None
+    assert as_json(state.messages[:5]) == json.dumps(expected[:5])
+    assert [m.content for m in state.messages[5:]] == ["answered after the crash"]

@@ -37,4 +37,5 @@ def step_write(
         prune_below=None,
         seal_step=None,
         metadata=None,
+        token=uuid.uuid4().bytes,
     )

@@ -111,6 +111,7 @@ def batch_params(writes: Sequence[StepWrite]) -> dict[str, PgArray]:
         "prune_belows": int8_array([w.prune_below for w in writes]),
         "seal_steps": int8_array([w.seal_step for w in writes]),
         "metadatas": text_array([w.metadata for w in writes]),
+        "tokens": bytea_array([w.token for w in writes]),
         "blob_run_ids": uuid_array([run_id for run_id, _ in blobs]),
         "blob_digests": text_array([b.digest for _, b in blobs]),
         "blob_codecs": text_array([b.codec for _, b in blobs]),

@@ -12,13 +12,17 @@ twins reach the hand-written sync forms without any special rule:
   path (the audit log);
 - :class:`AsyncDeadline` / :class:`Deadline`: bound one database call, even against a
   frozen server (a task, or a timer thread, cancels and then cuts the connection);
-- :func:`sleep_async` / :func:`sleep`.
+- :func:`sleep_async` / :func:`sleep`;
+- :func:`resolved_async` / :func:`resolved`: the result of a callback that may be sync
+  or async (the async API accepts both; the sync one takes it as it is).
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import time
+from typing import Any
 
 from agentckpt._compat.background import AsyncDrain, AsyncTicker, Drain, Ticker
 from agentckpt._compat.deadline import AsyncDeadline, Deadline
@@ -26,6 +30,19 @@ from agentckpt._compat.group_commit import AsyncGroupCommit, GroupCommit
 
 sleep_async = asyncio.sleep
 sleep = time.sleep
+
+
+async def resolved_async(value: Any) -> Any:
+    """``value``, awaited first if it is awaitable (an async callback's result)."""
+    if inspect.isawaitable(value):
+        return await value
+    return value
+
+
+def resolved(value: Any) -> Any:
+    """``value`` as it is: a sync callback's result."""
+    return value
+
 
 __all__ = [
     "AsyncDeadline",
@@ -36,6 +53,8 @@ __all__ = [
     "Drain",
     "GroupCommit",
     "Ticker",
+    "resolved",
+    "resolved_async",
     "sleep",
     "sleep_async",
 ]

@@ -38,9 +38,16 @@ def encode_metadata(metadata: dict[str, Any] | None) -> str | None:
         return None
     if not isinstance(metadata, dict):
         raise InvalidValueError("", f"metadata must be a dict, not {type(metadata).__name__}")
-    validate(metadata, limits=_LIMITS)
+    try:
+        validate(metadata, limits=_LIMITS)
+    except InvalidValueError as exc:
+        raise InvalidValueError(exc.path, f"metadata: {exc.reason}") from None
     _check_nul(metadata, "")
-    text = orjson.dumps(metadata).decode()
+    try:
+        text = orjson.dumps(metadata).decode()
+    except TypeError:
+        # orjson refuses integers outside 64 bits, which JSONB would change to numeric.
+        raise InvalidValueError("", "metadata integers must fit in 64 bits") from None
     if len(text) > MAX_METADATA_BYTES:
         raise InvalidValueError(
             "", f"metadata is {len(text)} bytes encoded; the limit is {MAX_METADATA_BYTES}"

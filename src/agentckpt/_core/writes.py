@@ -42,7 +42,9 @@ class StepWrite:
 
     The guard fields (``expected_step``, ``expected_version``, ``epoch``) make the write
     conditional: the backend writes nothing unless the run's head is still the one the
-    writer read and, when fenced, its lease epoch is current.
+    writer read and, when fenced, its lease epoch is current. ``token`` is stored with
+    the step: when the guard refuses, the step found stored with the same content is this
+    write's own (same token, a retry) or another writer's (another token).
     """
 
     run_id: UUID
@@ -65,6 +67,7 @@ class StepWrite:
     prune_below: int | None
     seal_step: int | None
     metadata: str | None
+    token: bytes
     blobs: tuple[BlobRow, ...] = ()
     history: tuple[HistoryRow, ...] = ()
 
@@ -91,6 +94,7 @@ class StepWrite:
             "prune_below": self.prune_below,
             "seal_step": self.seal_step,
             "metadata": self.metadata,
+            "write_token": self.token,
         }
 
 

@@ -35,7 +35,11 @@ from agentckpt.conversation.model import (
 from agentckpt.conversation.options import ConversationOptions
 from agentckpt.conversation.reader import ConversationReader
 from agentckpt.conversation.reader_async import AsyncConversationReader
-from agentckpt.conversation.records import OrphanConversation, StateMigrationReport
+from agentckpt.conversation.records import (
+    OrphanConversation,
+    RecoveredConversation,
+    StateMigrationReport,
+)
 from agentckpt.conversation.recovery import (
     DanglingCall,
     Difference,
@@ -44,6 +48,8 @@ from agentckpt.conversation.recovery import (
     config_drift,
     interrupted_result,
 )
+from agentckpt.conversation.recovery_worker import ConversationRecoveryWorker
+from agentckpt.conversation.recovery_worker_async import AsyncConversationRecoveryWorker
 from agentckpt.conversation.turn import Conversation
 from agentckpt.conversation.turn_async import AsyncConversation
 from agentckpt.conversation.upgrades import state_migrations, upgrade_v1_to_v2
@@ -56,6 +62,7 @@ __all__ = [
     "ArchiveInfo",
     "AsyncConversation",
     "AsyncConversationReader",
+    "AsyncConversationRecoveryWorker",
     "AsyncConversations",
     "Coalescer",
     "ConfigDriftError",
@@ -63,6 +70,7 @@ __all__ = [
     "ConversationMetadata",
     "ConversationOptions",
     "ConversationReader",
+    "ConversationRecoveryWorker",
     "ConversationState",
     "Conversations",
     "DanglingCall",
@@ -70,6 +78,7 @@ __all__ = [
     "Message",
     "OrphanConversation",
     "PendingTurn",
+    "RecoveredConversation",
     "Recovery",
     "ResultNotLoadedError",
     "StateMigrationReport",

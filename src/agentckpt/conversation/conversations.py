@@ -16,7 +16,12 @@ from uuid import UUID
 
 from agentckpt._core.versions import StateMigrations
 from agentckpt.conversation import queries
-from agentckpt.conversation.model import AgentConfig, ConversationMetadata, ConversationState
+from agentckpt.conversation.model import (
+    AgentConfig,
+    ConversationMetadata,
+    ConversationState,
+    tool_list,
+)
 from agentckpt.conversation.options import ConversationOptions
 from agentckpt.conversation.reader import KIND, ConversationReader, Rerun
 from agentckpt.conversation.records import StateMigrationReport
@@ -89,7 +94,9 @@ class Conversations(ConversationReader):
         """
         config = AgentConfig.coerce(agent_config)
         meta = ConversationMetadata.coerce(metadata)
-        state = ConversationState(agent_config=config, tool_registry=list(tools), metadata=meta)
+        state = ConversationState(
+            agent_config=config, tool_registry=tool_list(tools), metadata=meta
+        )
         run = self.store.create_run(
             conversation_id,
             agent_id=agent_id,
@@ -101,7 +108,9 @@ class Conversations(ConversationReader):
             },
             metadata=meta.rollup(),
         )
-        return self._handle(run.run_id, agent_id, state, None, False, 0, 0, None)
+        return self._handle(
+            run.run_id, agent_id, state, None, False, 0, 0, None, epoch=run.lease_epoch
+        )
 
     def open(
         self,
@@ -119,7 +128,7 @@ class Conversations(ConversationReader):
         the repair, a format upgrade and accepted drift (the runtime's config and tools
         become the conversation's) are written with the next write.
         """
-        tools = list(tools)
+        tools = tool_list(tools)
         recovery, stored = self._recover(
             as_run_id(conversation_id),
             agent_config=agent_config,
@@ -155,6 +164,7 @@ class Conversations(ConversationReader):
             recovery.state_bytes,
             recovery,
             sealed,
+            epoch=recovery.lease_epoch,
         )
 
     def open_or_start(
@@ -169,7 +179,7 @@ class Conversations(ConversationReader):
         rerun: Rerun | None = None,
     ) -> Conversation:
         """:meth:`open` the conversation if it exists, else :meth:`start` it with this id."""
-        tools = list(tools)
+        tools = tool_list(tools)
         try:
             return self.open(
                 conversation_id,
@@ -268,6 +278,8 @@ class Conversations(ConversationReader):
         state_bytes: int,
         recovery: Recovery | None,
         sealed: list[dict[str, Any]] | None = None,
+        *,
+        epoch: int,
     ) -> Conversation:
         generation = self._writers.get(rid, 0) + 1
         self._writers[rid] = generation
@@ -283,6 +295,7 @@ class Conversations(ConversationReader):
             generation=generation,
             recovery=recovery,
             sealed=sealed,
+            epoch=epoch,
         )
 
     def _check_writer(self, rid: UUID, generation: int) -> None:

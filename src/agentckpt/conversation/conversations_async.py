@@ -15,7 +15,12 @@ from uuid import UUID
 
 from agentckpt._core.versions import StateMigrations
 from agentckpt.conversation import queries
-from agentckpt.conversation.model import AgentConfig, ConversationMetadata, ConversationState
+from agentckpt.conversation.model import (
+    AgentConfig,
+    ConversationMetadata,
+    ConversationState,
+    tool_list,
+)
 from agentckpt.conversation.options import ConversationOptions
 from agentckpt.conversation.reader_async import KIND, AsyncConversationReader, Rerun
 from agentckpt.conversation.records import StateMigrationReport
@@ -88,7 +93,9 @@ class AsyncConversations(AsyncConversationReader):
         """
         config = AgentConfig.coerce(agent_config)
         meta = ConversationMetadata.coerce(metadata)
-        state = ConversationState(agent_config=config, tool_registry=list(tools), metadata=meta)
+        state = ConversationState(
+            agent_config=config, tool_registry=tool_list(tools), metadata=meta
+        )
         run = await self.store.create_run(
             conversation_id,
             agent_id=agent_id,
@@ -100,7 +107,9 @@ class AsyncConversations(AsyncConversationReader):
             },
             metadata=meta.rollup(),
         )
-        return self._handle(run.run_id, agent_id, state, None, False, 0, 0, None)
+        return self._handle(
+            run.run_id, agent_id, state, None, False, 0, 0, None, epoch=run.lease_epoch
+        )
 
     async def open(
         self,
@@ -118,7 +127,7 @@ class AsyncConversations(AsyncConversationReader):
         the repair, a format upgrade and accepted drift (the runtime's config and tools
         become the conversation's) are written with the next write.
         """
-        tools = list(tools)
+        tools = tool_list(tools)
         recovery, stored = await self._recover(
             as_run_id(conversation_id),
             agent_config=agent_config,
@@ -154,6 +163,7 @@ class AsyncConversations(AsyncConversationReader):
             recovery.state_bytes,
             recovery,
             sealed,
+            epoch=recovery.lease_epoch,
         )
 
     async def open_or_start(
@@ -168,7 +178,7 @@ class AsyncConversations(AsyncConversationReader):
         rerun: Rerun | None = None,
     ) -> AsyncConversation:
         """:meth:`open` the conversation if it exists, else :meth:`start` it with this id."""
-        tools = list(tools)
+        tools = tool_list(tools)
         try:
             return await self.open(
                 conversation_id,
@@ -267,6 +277,8 @@ class AsyncConversations(AsyncConversationReader):
         state_bytes: int,
         recovery: Recovery | None,
         sealed: list[dict[str, Any]] | None = None,
+        *,
+        epoch: int,
     ) -> AsyncConversation:
         generation = self._writers.get(rid, 0) + 1
         self._writers[rid] = generation
@@ -282,6 +294,7 @@ class AsyncConversations(AsyncConversationReader):
             generation=generation,
             recovery=recovery,
             sealed=sealed,
+            epoch=epoch,
         )
 
     def _check_writer(self, rid: UUID, generation: int) -> None:

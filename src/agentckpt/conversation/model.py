@@ -52,6 +52,7 @@ __all__ = [
     "ConversationState",
     "Message",
     "ToolCall",
+    "tool_list",
     "tool_names",
 ]
 
@@ -100,8 +101,15 @@ class AgentConfig(FieldRecord):
 
     @classmethod
     def coerce(cls, value: AgentConfig | Mapping[str, Any]) -> AgentConfig:
-        """An :class:`AgentConfig` from itself or from its JSON form."""
-        return value if isinstance(value, AgentConfig) else cls.from_json(dict(value))
+        """An :class:`AgentConfig` from itself or from its JSON form (a mapping); anything
+        else is an :class:`InvalidValueError` naming ``agent_config``."""
+        if isinstance(value, AgentConfig):
+            return value
+        if not isinstance(value, Mapping):
+            raise InvalidValueError(
+                "", f"agent_config must be an AgentConfig or a mapping, not {type(value).__name__}"
+            )
+        return cls.from_json(dict(value))
 
 
 class ConversationMetadata(FieldRecord):
@@ -158,6 +166,11 @@ class ConversationMetadata(FieldRecord):
         """A :class:`ConversationMetadata` from itself, its JSON form or None."""
         if isinstance(value, ConversationMetadata):
             return value
+        if value is not None and not isinstance(value, Mapping):
+            raise InvalidValueError(
+                "",
+                f"metadata must be a ConversationMetadata or a mapping, not {type(value).__name__}",
+            )
         return cls.from_json(dict(value or {}))
 
     def add_usage(
@@ -345,3 +358,13 @@ def tool_names(registry: Iterable[Any] | None) -> list[str]:
         else:
             names.append(repr(entry))
     return names
+
+
+def tool_list(tools: Iterable[Any]) -> list[Any]:
+    """The tool registry as a list; anything but an iterable of tools (a str is one name,
+    not a list of letters) is an :class:`InvalidValueError` naming ``tools``."""
+    if isinstance(tools, str | bytes) or not isinstance(tools, Iterable):
+        raise InvalidValueError(
+            "", f"tools must be a list of tool names or objects, not {type(tools).__name__}"
+        )
+    return list(tools)

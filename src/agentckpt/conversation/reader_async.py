@@ -24,6 +24,7 @@ from agentckpt.conversation.model import (
     ConversationState,
     Message,
     ToolCall,
+    tool_list,
 )
 from agentckpt.conversation.records import OrphanConversation
 from agentckpt.conversation.recovery import (
@@ -109,7 +110,7 @@ class AsyncConversationReader:
         """:meth:`recover`, and the hot messages as stored (the JSON the model was read
         from), which a writer reuses as its encoding of the completed turns."""
         loaded = await self._load(rid)
-        tools = list(tools)
+        tools = tool_list(tools)
         differences = config_drift(loaded.state, agent_config, tools)
         if differences and not accept_drift:
             raise ConfigDriftError(rid, differences)
@@ -138,6 +139,7 @@ class AsyncConversationReader:
             dangling=dangling,
             differences=differences,
             upgraded_from=loaded.upgraded_from,
+            lease_epoch=loaded.run.lease_epoch,
         )
         stored: list[Any] = loaded.document.get("conversation", [])
         return recovery, stored

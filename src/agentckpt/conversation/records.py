@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 from uuid import UUID
 
-__all__ = ["OrphanConversation", "StateMigrationReport"]
+__all__ = ["OrphanConversation", "RecoveredConversation", "StateMigrationReport"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +25,19 @@ class OrphanConversation:
     heartbeat_at: datetime
     created_at: datetime
     updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class RecoveredConversation:
+    """What a conversation recovery worker did with one orphan it claimed at ``epoch``:
+    the factory's ``result``, or the ``error`` it raised (the conversation is then tried
+    again once the worker's lease has expired)."""
+
+    conversation_id: UUID
+    agent_id: str
+    epoch: int
+    result: Any = None
+    error: BaseException | None = None
 
 
 @dataclass(slots=True)

@@ -203,7 +203,9 @@ class Recovery:
     - ``state``: the hot state as stored, upgraded to the current format version
       (``state_bytes`` long as stored; ``step`` and its ``write_version``);
     - ``differences``: the drift that was accepted (empty unless ``accept_drift=True``);
-    - ``upgraded_from``: the stored state's format version when it was older, else None.
+    - ``upgraded_from``: the stored state's format version when it was older, else None;
+    - ``lease_epoch``: the conversation's lease epoch when read: a handle opened from it
+      writes only while the epoch is still that one (a recovery worker's claim bumps it).
     """
 
     conversation_id: UUID
@@ -218,6 +220,7 @@ class Recovery:
     dangling: list[DanglingCall] = field(default_factory=list)
     differences: list[Difference] = field(default_factory=list)
     upgraded_from: int | None = None
+    lease_epoch: int = 0
 
     @property
     def agent_config(self) -> AgentConfig:

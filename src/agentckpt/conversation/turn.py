@@ -116,6 +116,7 @@ class Conversation:
         generation: int,
         recovery: Recovery | None = None,
         sealed: list[dict[str, Any]] | None = None,
+        epoch: int | None = None,
     ) -> None:
         self.conversations = owner
         self.store = owner.store
@@ -143,6 +144,9 @@ class Conversation:
         self._coalescer = Coalescer(owner.options.flush_interval, clock=owner.clock)
         self._archived: list[Message] | None = None
         self._lost: ConflictError | None = None
+        # The lease epoch this handle read: every write is fenced by it, so once a
+        # recovery worker claims the conversation (a new epoch) this handle writes nothing.
+        self._epoch = epoch
 
     # -- what the handle knows -------------------------------------------------------
 
@@ -656,6 +660,7 @@ class Conversation:
                 step=self._step,
                 keep_open=not seal,
                 expected_head=self._expected,
+                epoch=self._epoch,
                 blobs=self._blobs,
                 history=self._history,
                 metadata=metadata,

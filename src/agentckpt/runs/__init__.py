@@ -41,6 +41,7 @@ from agentckpt.runs.event_rows import AuditEvent
 from agentckpt.runs.lease_terms import Lease
 from agentckpt.runs.loop import AgentRun
 from agentckpt.runs.loop_async import AsyncAgentRun
+from agentckpt.runs.names import run_id_for
 from agentckpt.runs.offload import Artifact, OffloadPolicy
 from agentckpt.runs.recovery import RecoveryWorker
 from agentckpt.runs.recovery_async import AsyncRecoveryWorker
@@ -78,4 +79,5 @@ __all__ = [
     "gc_blobs",
     "gc_blobs_async",
     "idempotency_key",
+    "run_id_for",
 ]

@@ -47,7 +47,8 @@ class StepContext:
         recorded result is returned and ``action`` is not called. ``action`` receives
         the idempotency key: pass it to the external system, which closes the
         at-least-once window (the action ran, the process died before recording it).
-        The result must be a JSON value.
+        The result must be a JSON value. ``action`` may be an async function or a
+        plain one.
         """
         return self._run._effects.perform(self.run_id, self.step, key, action)
 

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
@@ -39,14 +39,15 @@ class AsyncStepContext:
         """The deterministic idempotency key of effect ``key`` of this step."""
         return idempotency_key(self.run_id, self.step, key)
 
-    async def effect(self, key: str, action: Callable[[str], Awaitable[Any]]) -> Any:
+    async def effect(self, key: str, action: Callable[[str], Any]) -> Any:
         """Run an external action once for (run, step, ``key``) and return its result.
 
         On a replay of this step (after a crash or a :class:`TransientError`) the
         recorded result is returned and ``action`` is not called. ``action`` receives
         the idempotency key: pass it to the external system, which closes the
         at-least-once window (the action ran, the process died before recording it).
-        The result must be a JSON value.
+        The result must be a JSON value. ``action`` may be an async function or a
+        plain one.
         """
         return await self._run._effects.perform(self.run_id, self.step, key, action)
 

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 from uuid import UUID
 
+from agentckpt import _compat
 from agentckpt._core.codec import DEFAULT_LIMITS, Limits
 from agentckpt.redaction import Redactor, redact
 from agentckpt.runs import queries
@@ -66,11 +67,18 @@ class Effects:
         stored = self.recorded(run_id, step, key)
         return result if stored is NOT_RECORDED else stored
 
-    def perform(self, run_id: UUID, step: int, key: str, action: Callable[[str], Any]) -> Any:
+    def perform(
+        self,
+        run_id: UUID,
+        step: int,
+        key: str,
+        action: Callable[[str], Any],
+    ) -> Any:
         """Return the recorded result of this effect, or run ``action`` once and record it.
 
         ``action`` receives the effect's idempotency key; its result must be a JSON
-        value (dict, list, str, int, float, bool, None).
+        value (dict, list, str, int, float, bool, None). An async ``action`` or a plain
+        function both work here.
         """
         telemetry = self.store.telemetry
         attributes = {
@@ -84,7 +92,7 @@ class Effects:
                 telemetry.add("agentckpt.effect.replays", 1, {"db.system": attributes["db.system"]})
             return found
         with telemetry.span("agentckpt.effect.run", attributes):
-            result = action(idempotency_key(run_id, step, key))
+            result = _compat.resolved(action(idempotency_key(run_id, step, key)))
             return self.record(run_id, step, key, result)
 
     def prune(self, run_id: UUID, below: int) -> None:

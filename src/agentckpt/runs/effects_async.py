@@ -5,10 +5,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 from uuid import UUID
 
+from agentckpt import _compat
 from agentckpt._core.codec import DEFAULT_LIMITS, Limits
 from agentckpt.redaction import Redactor, redact
 from agentckpt.runs import queries
@@ -66,12 +67,17 @@ class AsyncEffects:
         return result if stored is NOT_RECORDED else stored
 
     async def perform(
-        self, run_id: UUID, step: int, key: str, action: Callable[[str], Awaitable[Any]]
+        self,
+        run_id: UUID,
+        step: int,
+        key: str,
+        action: Callable[[str], Any],
     ) -> Any:
         """Return the recorded result of this effect, or run ``action`` once and record it.
 
         ``action`` receives the effect's idempotency key; its result must be a JSON
-        value (dict, list, str, int, float, bool, None).
+        value (dict, list, str, int, float, bool, None). An async ``action`` or a plain
+        function both work here.
         """
         telemetry = self.store.telemetry
         attributes = {
@@ -85,7 +91,7 @@ class AsyncEffects:
                 telemetry.add("agentckpt.effect.replays", 1, {"db.system": attributes["db.system"]})
             return found
         with telemetry.span("agentckpt.effect.run", attributes):
-            result = await action(idempotency_key(run_id, step, key))
+            result = await _compat.resolved_async(action(idempotency_key(run_id, step, key)))
             return await self.record(run_id, step, key, result)
 
     async def prune(self, run_id: UUID, below: int) -> None:

@@ -42,6 +42,7 @@ from agentckpt.runs.context import StepContext
 from agentckpt.runs.effects import Effects
 from agentckpt.runs.lease_terms import Lease, default_owner
 from agentckpt.runs.leases import Heartbeat, Leases
+from agentckpt.runs.names import named_owner, run_id_for
 from agentckpt.runs.offload import OffloadPolicy, ref_uris
 from agentckpt.runs.results import Finish, RunResult
 from agentckpt.runs.retry import RetryPolicy
@@ -84,9 +85,13 @@ StepFn = Callable[[StepContext], Any]
 class AgentRun:
     """A long agent run driven step by step, with a checkpoint after every step.
 
-    The run is identified by ``run_id``: the first use creates it and commits
-    ``initial_state`` as step 0; any later use (after a crash, on another machine)
-    resumes from the last committed step. Each step's state is committed as a delta
+    The run is identified by ``run_id``, or by a ``name`` unique per ``agent_id`` (the
+    run id is then derived from both, :func:`run_id_for`), so the same call names the
+    same run in every process. The first use creates it and commits ``initial_state`` as
+    step 0 when it opens; any later use (after a crash, on another machine) resumes from
+    the last committed step. With neither, each object starts a new run. A named run's
+    default lease ``owner`` is this host and the name, so the same call restarted here
+    after a crash takes its lease over at once. Each step's state is committed as a delta
     against the previous one, with a full snapshot every ``snapshot_interval`` steps
     that prunes the steps before it, so a run's rows stay bounded however long it runs.
 
@@ -125,6 +130,7 @@ class AgentRun:
         run_id: RunId | None = None,
         *,
         agent_id: str = "",
+        name: str | None = None,
         kind: str = "run",
         config: dict[str, Any] | None = None,
         metadata: dict[str, Any] | None = None,
@@ -145,7 +151,13 @@ class AgentRun:
         # Applied to every string of each state (and each recorded effect result) before
         # it is stored (agentckpt.redaction); the records go in the step's metadata.
         self.redactors: tuple[Redactor, ...] = tuple(redactors)
-        self.run_id = as_run_id(run_id) if run_id is not None else uuid.uuid4()
+        if run_id is not None and name is not None:
+            raise ConfigurationError("pass run_id or name, not both: a name is a run id")
+        if name is not None:
+            self.run_id = run_id_for(agent_id, name)
+        else:
+            self.run_id = as_run_id(run_id) if run_id is not None else uuid.uuid4()
+        self.name = name
         # This run's snapshot cadence, passed with each commit: the run shares the
         # caller's store (and its view of the run's head) whatever its interval.
         self.policy = replace(store.policy, interval=snapshot_interval)
@@ -155,7 +167,12 @@ class AgentRun:
         self.config = config
         self.metadata = metadata
         self.retry = retry or RetryPolicy()
-        self.owner = lease.owner if lease is not None else (owner or default_owner())
+        if lease is not None:
+            self.owner = lease.owner
+        elif owner is not None:
+            self.owner = owner
+        else:
+            self.owner = named_owner(agent_id, name) if name is not None else default_owner()
         self.lease_ttl = lease.ttl if lease is not None else lease_ttl
         self._initial = initial_state
         self._adopted = lease
@@ -173,6 +190,8 @@ class AgentRun:
         self._step: int | None = None
         self._state: Any = None
         self._known: set[str] = set()
+        # Step 0, when open() committed it: the first step the iteration yields.
+        self._opened_with: StepInfo | None = None
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -237,6 +256,14 @@ class AgentRun:
             {"owner": lease.owner, "epoch": lease.epoch, "step": self._step},
             step=self._step,
         )
+        if self._step is None and self._initial is not _UNSET and self._status == "active":
+            # Durable before any step runs, so whichever worker resumes the run (this one,
+            # or a recovery worker after a crash) starts from it.
+            try:
+                self._opened_with = self._commit_initial()
+            except BaseException:
+                self.close()
+                raise
 
     def close(self, *, release: bool = True) -> None:
         """Stop the heartbeat and release the lease (unless it was lost or the run ended).
@@ -292,7 +319,10 @@ class AgentRun:
             )
         if self._status != "active":
             return
-        if self._step is None:
+        if self._opened_with is not None:
+            first, self._opened_with = self._opened_with, None
+            yield first
+        elif self._step is None:
             self._check_lease()
             yield self._commit_initial()
         assert self._step is not None
@@ -395,6 +425,11 @@ class AgentRun:
         except ConflictError as exc:
             # A stale owner may trip over the moved head before the epoch check: report
             # what really happened, a takeover, whichever check refused the write.
+            if isinstance(exc, FencedError) and not isinstance(exc, LeaseLostError):
+                raise LeaseLostError(
+                    f"run {self.run_id}: lease epoch {epoch} was taken over; step {number} "
+                    f"was not written ({exc})"
+                ) from exc
             if (
                 not isinstance(exc, FencedError | AcknowledgedStepsLostError)
                 and self._leases.epoch(self.run_id) != epoch

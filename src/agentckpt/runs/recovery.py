@@ -13,6 +13,7 @@ from typing import Any
 from uuid import UUID
 
 from agentckpt import _compat
+from agentckpt.errors import ConfigurationError
 from agentckpt.ops.retention import apply_retention
 from agentckpt.ops.retention_rules import Retention, RetentionPolicy, RetentionReport
 from agentckpt.runs.lease_terms import Lease, default_owner, validate_ttl
@@ -68,6 +69,12 @@ class RecoveryWorker:
         retention: Retention | RetentionPolicy | None = None,
         retention_every: float = 3600.0,
     ) -> None:
+        if kind == "conversation":
+            raise ConfigurationError(
+                "conversations are resumed by agentckpt.conversation."
+                "ConversationRecoveryWorker (its factories answer the pending user "
+                "message), not by RecoveryWorker, which resumes run loops"
+            )
         self.store = store
         self.owner = owner or default_owner()
         self.lease_ttl = validate_ttl(lease_ttl)

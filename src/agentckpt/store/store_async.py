@@ -5,17 +5,19 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import uuid
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from types import EllipsisType
-from typing import Any
+from typing import Any, NamedTuple
 from uuid import UUID
 
 from agentckpt._backends.base import AsyncBackend
 from agentckpt._backends.factory import open_backend_async
 from agentckpt._backends.options import CommitOptions
+from agentckpt._backends.sql import load_migrations
 from agentckpt._compat import AsyncGroupCommit
 from agentckpt._core.blobs import BlobRef, compress, db_uri, decompress, digest_of
 from agentckpt._core.codec import DEFAULT_LIMITS, Limits, decode, encode, encode_trusted
@@ -28,6 +30,7 @@ from agentckpt.errors import (
     CorruptDataError,
     FencedError,
     InvalidValueError,
+    MigrationError,
     NotFoundError,
     RunNotFoundError,
     StaleHeadError,
@@ -37,6 +40,7 @@ from agentckpt.errors import (
 from agentckpt.records import Checkpoint, RunInfo, StepInfo
 from agentckpt.store import queries
 from agentckpt.store.acknowledged import Acknowledged, Counters
+from agentckpt.store.arguments import check_count, check_mapping, check_seconds, check_text
 from agentckpt.store.outage_policy import OutagePolicy
 from agentckpt.telemetry import Telemetry
 from agentckpt.telemetry.defaults import GLOBAL_TELEMETRY
@@ -46,6 +50,9 @@ RunId = UUID | str
 
 # Step numbers and lease epochs are bigint columns.
 _MAX_BIGINT = 2**63 - 1
+# A run nobody holds a lease on is an orphan for recovery workers this long after it was
+# created (the run loop's default lease ttl): time for its creator to open it.
+CLAIM_AFTER = 30.0
 # Heads kept in memory as delta bases; beyond this many runs the oldest is re-read.
 _HEAD_CACHE_SIZE = 256
 # The columns of the resume_run query that runs and steps share are the step's; the run's
@@ -58,6 +65,14 @@ _RUN_ALIASES = (
 )
 # Reads the "version" field of a state for the steps.state_version column; upgrades none.
 _VERSION_READER = StateMigrations()
+
+
+class _InFlight(NamedTuple):
+    """A commit whose outcome is unknown: its step, checksum and write token."""
+
+    step: int
+    checksum: bytes
+    token: bytes
 
 
 def as_run_id(run_id: RunId) -> UUID:
@@ -77,8 +92,25 @@ def check_number(name: str, value: object) -> None:
         raise InvalidValueError("", f"{name} {value!r} must be an int from 0 to {_MAX_BIGINT}")
 
 
-def _run_info(row: Row) -> RunInfo:
-    config = decode(bytes(row["config"])) if row["config"] is not None else {}
+def _token(probe: Row) -> bytes | None:
+    """The write token of the step a commit probe found (None: no step, or older rows)."""
+    stored = probe.get("write_token")
+    return None if stored is None else bytes(stored)
+
+
+def _run_info(row: Row, *, lenient: bool = False) -> RunInfo:
+    """A run's record; a config that cannot be decoded is a :class:`CorruptDataError`
+    naming the run, or, ``lenient``, an empty config and the reason in ``config_error``."""
+    config: Any = {}
+    problem = None
+    if row["config"] is not None:
+        try:
+            config = decode(bytes(row["config"]))
+        except CorruptDataError as exc:
+            problem = f"run {row['run_id']}: its stored config cannot be decoded ({exc})"
+            if not lenient:
+                raise CorruptDataError(problem) from None
+            config = {}
     return RunInfo(
         run_id=row["run_id"],
         kind=row["kind"],
@@ -99,6 +131,7 @@ def _run_info(row: Row) -> RunInfo:
         metadata=decode_metadata(row["metadata"]),
         error=row["error"],
         tenant_id=row.get("tenant_id") or DEFAULT_TENANT,
+        config_error=problem,
     )
 
 
@@ -168,7 +201,7 @@ class AsyncStore:
         # A sync Store may be shared by threads (framework adapters do); every access to
         # the head cache holds this lock. It is never held across I/O.
         self._heads_lock = threading.Lock()
-        self._in_flight: dict[UUID, tuple[int, bytes]] = {}
+        self._in_flight: dict[UUID, _InFlight] = {}
         # Event counts for a metrics exporter; the highest step acknowledged per run, to
         # notice a head that went backwards (lost acknowledged commits).
         self.counters = Counters()
@@ -207,6 +240,8 @@ class AsyncStore:
         opens the store for one tenant: it sees and writes only that tenant's runs
         (``docs/security.md``); without it, the tenant ``"default"``. ``telemetry`` says
         where spans and metrics go (default: the global OpenTelemetry providers).
+        A schema migrated by a newer agentckpt (a migration this code does not know) is a
+        :class:`MigrationError`.
         """
         backend, commit = await open_backend_async(url, **settings)
         store = cls(
@@ -218,13 +253,27 @@ class AsyncStore:
             commit=commit,
             telemetry=telemetry,
         )
-        if migrate:
-            try:
+        try:
+            if migrate:
                 await store.migrate()
-            except BaseException:
-                await backend.close()
-                raise
+            await store._check_schema_version()
+        except BaseException:
+            await backend.close()
+            raise
         return store
+
+    async def _check_schema_version(self) -> None:
+        """Refuse a schema migrated by a newer agentckpt (a version this code does not
+        know): its tables may hold what this code would misread or overwrite."""
+        sql_dir = "sqlite" if self.backend.dialect == "sqlite" else "postgres"
+        known = {m.version for m in load_migrations(sql_dir)}
+        unknown = sorted(set(await self.backend.applied_migrations()) - known)
+        if unknown:
+            raise MigrationError(
+                f"the database schema has migration(s) {unknown}, newer than this agentckpt "
+                f"knows (up to {max(known)}): it was migrated by a newer version; upgrade "
+                "agentckpt to use it"
+            )
 
     async def _send_batch(self, writes: Sequence[StepWrite]) -> list[CommitOutcome]:
         if len(writes) == 1:
@@ -275,14 +324,24 @@ class AsyncStore:
         metadata: dict[str, Any] | None = None,
         exist_ok: bool = False,
         parent: tuple[UUID, int] | None = None,
+        claim_after: float = CLAIM_AFTER,
     ) -> RunInfo:
         """Create a run (a durable record before its first step) and return it.
 
         ``config`` is stored exactly (agent config, tool registry, ...). With
-        ``exist_ok`` an existing run with this id is returned unchanged.
+        ``exist_ok`` an existing run with this id is returned unchanged. The new run's
+        lease expires ``claim_after`` seconds from now: an active run nobody has leased
+        by then is an orphan a recovery worker claims (its creator died before opening
+        it). Opening it (taking its lease) works at once, whatever ``claim_after``.
         """
         rid = as_run_id(run_id) if run_id is not None else uuid.uuid4()
-        config_bytes = encode(dict(config or {}), limits=self.limits)
+        check_text("agent_id", agent_id)
+        check_text("kind", kind)
+        grace = check_seconds("claim_after", claim_after)
+        try:
+            config_bytes = encode(dict(check_mapping("config", config)), limits=self.limits)
+        except InvalidValueError as exc:
+            raise InvalidValueError(exc.path, f"config: {exc.reason}") from None
         rows = await self.backend.write(
             queries.INSERT_RUN,
             {
@@ -293,6 +352,7 @@ class AsyncStore:
                 "metadata": encode_metadata(metadata or {}),
                 "parent_run_id": parent[0] if parent else None,
                 "parent_step": parent[1] if parent else None,
+                "claim_after": grace,
             },
         )
         if not rows and not exist_ok:
@@ -316,7 +376,17 @@ class AsyncStore:
         idle_seconds: float | None = None,
         limit: int = 100,
     ) -> list[RunInfo]:
-        """Runs, most recently updated first, filtered by agent, kind, status and idleness."""
+        """Runs, most recently updated first, filtered by agent, kind, status and idleness.
+
+        A run whose stored config cannot be decoded is listed with an empty ``config``
+        and the reason, naming it, in ``config_error``.
+        """
+        check_text("agent_id", agent_id, optional=True)
+        check_text("kind", kind, optional=True)
+        check_text("status", status, optional=True)
+        if idle_seconds is not None:
+            check_seconds("idle_seconds", idle_seconds)
+        check_count("limit", limit)
         rows = await self.backend.read(
             queries.LIST_RUNS,
             {
@@ -327,11 +397,14 @@ class AsyncStore:
                 "limit": limit,
             },
         )
-        return [_run_info(row) for row in rows]
+        # One damaged run is reported (config_error), not allowed to fail the listing.
+        return [_run_info(row, lenient=True) for row in rows]
 
     async def set_status(self, run_id: RunId, status: str, *, error: str | None = None) -> None:
         """Mark a run (``active``, ``completed``, ``failed``, ...), with an optional error."""
         rid = as_run_id(run_id)
+        check_text("status", status)
+        check_text("error", error, optional=True)
         if not await self.backend.write(
             queries.SET_STATUS, {"run_id": rid, "status": status, "error": error}
         ):
@@ -416,15 +489,16 @@ class AsyncStore:
             check_number("epoch", epoch)
         head = await self._head(rid)
         in_flight = self._in_flight.pop(rid, None)
-        # The previous commit of this run failed with its outcome unknown and did land:
-        # a retry of the same state is that commit, not a new step.
+        # The previous commit of this run failed with its outcome unknown and a step with
+        # the same state is the head: a retry of it is that commit (if the step carries its
+        # write token), not a new step.
         if (
             in_flight is not None
             and step is None
-            and head.step == in_flight[0]
-            and checksum(encode(state, limits=self.limits)) == in_flight[1]
+            and head.step == in_flight.step
+            and checksum(encode(state, limits=self.limits)) == in_flight.checksum
         ):
-            return await self._landed(rid, in_flight[0], in_flight)
+            return await self._landed(rid, in_flight.step, in_flight, check=True)
         if expected_head is not ... and expected_head != head.step:
             head = await self._head(rid, reload=True)
             if expected_head != head.step:
@@ -439,6 +513,9 @@ class AsyncStore:
         ):
             return await self._recommit(rid, target, state, in_flight)
 
+        # Stored with the step: when a guard refuses, it tells this write's own retry
+        # from another writer's commit of the same state.
+        token = os.urandom(16)
         plan = plan_commit(
             rid,
             head,
@@ -469,6 +546,7 @@ class AsyncStore:
             prune_below=plan.prune_below,
             seal_step=plan.seal_step,
             metadata=encode_metadata(metadata),
+            token=token,
             blobs=tuple(blobs),
             history=tuple(history),
         )
@@ -478,7 +556,7 @@ class AsyncStore:
             # Outcome unknown: re-read before the next commit, and remember what was in
             # flight, so a retry without an explicit step is recognised if it landed.
             self._forget(rid)
-            self._in_flight[rid] = (plan.step, plan.checksum)
+            self._in_flight[rid] = _InFlight(plan.step, plan.checksum, token)
             raise
         if isinstance(outcome, Committed):
             self._remember(rid, plan.head)
@@ -510,8 +588,21 @@ class AsyncStore:
                 "another worker owns the run, nothing was written"
             )
         if probe["checksum"] is not None and bytes(probe["checksum"]) == plan.checksum:
-            # A retry of a commit that landed.
-            return await self._landed(rid, target, in_flight)
+            if _token(probe) == token:
+                return await self._landed(rid, target, in_flight)  # this very write, resent
+            if in_flight is not None and in_flight.step == target:
+                # The retry of a commit of unknown outcome: it landed if the step is its.
+                return await self._landed(rid, target, in_flight, check=True)
+            if step is not None and expected_head is ...:
+                # A named step with the same state is that step, whoever wrote it.
+                return await self._landed(rid, target, in_flight)
+            # Another writer read the same head and committed the same state first:
+            # taking its step for this one would lose one of the two operations.
+            raise StaleHeadError(
+                f"run {rid}: another writer committed step {target} (with the same state) "
+                f"since this writer read step {head.step}; nothing was written, re-read "
+                "the run"
+            )
         if probe["checksum"] is not None and not probe["is_open"] and step is not None:
             # Only a step the caller named is "already committed"; a default step number
             # came from a stale head, which the StaleHeadError below reports.
@@ -525,13 +616,16 @@ class AsyncStore:
         )
 
     async def _recommit(
-        self, rid: UUID, step: int, state: Any, in_flight: tuple[int, bytes] | None
+        self, rid: UUID, step: int, state: Any, in_flight: _InFlight | None
     ) -> StepInfo:
         """A commit of a step at or before a sealed head: a retry, or a conflict."""
         digest = checksum(encode(state, limits=self.limits))
         rows = await self.backend.read(queries.COMMIT_PROBE, {"run_id": rid, "step": step})
         if rows and rows[0]["checksum"] is not None:
             if bytes(rows[0]["checksum"]) == digest:
+                if in_flight is not None and in_flight.step == step:
+                    # The retry of a commit of unknown outcome: the step must be its own.
+                    self._check_token(rid, step, rows[0], in_flight)
                 return await self._landed(rid, step, in_flight)
             raise StepConflictError(
                 f"run {rid}: step {step} is already committed with other content"
@@ -541,14 +635,22 @@ class AsyncStore:
             f"{rows[0]['head_step'] if rows else None} and is not kept"
         )
 
-    async def _landed(self, rid: UUID, step: int, in_flight: tuple[int, bytes] | None) -> StepInfo:
+    async def _landed(
+        self, rid: UUID, step: int, in_flight: _InFlight | None, *, check: bool = False
+    ) -> StepInfo:
         """The step of a commit found already stored: a retry of one that landed.
 
-        After an attempt of unknown outcome (``in_flight``), first a write of the run's
-        own, so the retry returns only once that commit is as durable as any (on
-        PostgreSQL, confirmed by the synchronous standby that the earlier wait may have
-        given up on); if that fails too, the attempt stays in flight.
+        With ``check``, the stored step must carry the write token of the attempt of
+        unknown outcome (``in_flight``); another token means another writer committed
+        the same state there and that attempt did not land (:class:`StaleHeadError`).
+        After such an attempt, first a write of the run's own, so the retry returns
+        only once that commit is as durable as any (on PostgreSQL, confirmed by the
+        synchronous standby that the earlier wait may have given up on); if that fails
+        too, the attempt stays in flight.
         """
+        if check and in_flight is not None:
+            rows = await self.backend.read(queries.COMMIT_PROBE, {"run_id": rid, "step": step})
+            self._check_token(rid, step, rows[0] if rows else {}, in_flight)
         if in_flight is not None:
             try:
                 await self.backend.write(queries.CONFIRM_COMMIT, {"run_id": rid})
@@ -558,6 +660,15 @@ class AsyncStore:
         info = await self._step_info(rid, step)
         self._acknowledged.record(rid, step)
         return info
+
+    def _check_token(self, rid: UUID, step: int, probe: Row, in_flight: _InFlight) -> None:
+        if _token(probe) != in_flight.token:
+            self._forget(rid)
+            raise StaleHeadError(
+                f"run {rid}: step {step} holds the same state, committed by another writer; "
+                "this writer's earlier commit of unknown outcome did not land, nothing was "
+                "written, re-read the run"
+            )
 
     async def _step_info(self, rid: UUID, step: int) -> StepInfo:
         for info in await self.steps(rid):

@@ -183,6 +183,24 @@ def test_a_second_writer_gets_a_typed_conflict(make_conversations: Any) -> None:
     assert step_rows(make_conversations.url, conv.conversation_id)[-1] == (2, True, 2)
 
 
+def test_two_writers_of_the_same_message_both_count(make_conversations: Any) -> None:
+    """Two handles that read the same head and write the same user message: the second
+    is refused (StaleHeadError), not taken for a retry of the first, so reopening and
+    writing it again keeps both messages (issue 12)."""
+    conv = start(make_conversations())
+    conv.add_user_message("q1", timestamp="T")
+    conv.add_assistant_message("a1", timestamp="T")
+    other = make_conversations().open(conv.conversation_id, agent_config=CONFIG, tools=TOOLS)
+    other.add_user_message("same", timestamp="T")
+    with pytest.raises(StaleHeadError):
+        conv.add_user_message("same", timestamp="T")
+    other.add_assistant_message("first answer", timestamp="T")
+    again = make_conversations().open(conv.conversation_id, agent_config=CONFIG, tools=TOOLS)
+    again.add_user_message("same", timestamp="T")
+    final = make_conversations().recover(conv.conversation_id, agent_config=CONFIG, tools=TOOLS)
+    assert [m.content for m in final.messages][-3:] == ["same", "first answer", "same"]
+
+
 def test_a_newer_handle_supersedes_an_older_one_of_the_same_api(make_conversations: Any) -> None:
     conversations = make_conversations()
     conv = start(conversations)

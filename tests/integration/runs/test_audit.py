@@ -37,6 +37,45 @@ def test_the_run_loop_writes_raw_step_events(runs: Runs) -> None:
     assert (audit.written, audit.dropped, audit.failed) == (len(events), 0, 0)
 
 
+def _start(runs: Runs, audit: Any) -> None:
+    """Start the log's writer where it runs: here (sync) or on the test's loop (async)."""
+    if runs.flavor == "sync":
+        audit.start()
+        return
+
+    async def begin() -> None:
+        audit.start()
+
+    runs.do(begin())
+
+
+def test_events_come_back_in_emission_order(runs: Runs) -> None:
+    """Events of one step share a batch (one created_at on PostgreSQL) and have random
+    ids; they still come back in the order emitted (issue 12)."""
+    audit = runs.audit_log(start=False)  # all queued first: one batch, one transaction
+
+    def step(ctx: Any) -> Any:
+        for n in range(20):
+            ctx.emit("llm.chunk", {"n": n})
+        return counter_step(ctx)
+
+    run = runs.agent_run(initial_state=counter_state(), audit=audit)
+    run.run(step, max_steps=2)
+    _start(runs, audit)
+    runs.do(audit.close())
+    events = runs.do(audit.events(run.run_id))
+    expected = (
+        [("run.started", None), ("step.committed", 0)]
+        + [("llm.chunk", 1)] * 20
+        + [("step.committed", 1)]
+        + [("llm.chunk", 2)] * 20
+        + [("step.committed", 2), ("run.completed", 2)]
+    )
+    assert [(e.kind, e.step) for e in events] == expected
+    chunks = [e.data["n"] for e in events if e.kind == "llm.chunk"]
+    assert chunks == list(range(20)) * 2
+
+
 def test_a_broken_audit_writer_never_fails_or_blocks_a_commit(
     runs: Runs, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -184,3 +184,39 @@ def test_concurrent_recovery_workers_never_claim_the_same_run(url: str) -> None:
         thread.join()
     assert sorted(claimed["a"] + claimed["b"]) == sorted(orphans)
     assert not set(claimed["a"]) & set(claimed["b"])
+
+
+def test_a_run_whose_worker_died_before_its_first_step_is_resumed(runs: Runs) -> None:
+    """open() stores the initial state (step 0) durably, so a recovery worker with no
+    initial state of its own resumes the run (issue 12: it had no checkpoint)."""
+    run = runs.agent_run(
+        initial_state=counter_state(), agent_id="planner", owner="dead", heartbeat=False
+    )
+    run.open()  # then the process dies: no step ran, no close()
+    assert runs.check.latest(run.run_id).step == 0
+    expire_lease(runs.url, run.run_id)
+
+    worker = runs.recovery_worker(owner="rescuer")
+    worker.register("planner", lambda r: r.run(counter_step, max_steps=3).state["seen"])
+    (recovered,) = runs.do(worker.recover_once())
+    assert (recovered.run_id, recovered.error, recovered.result) == (run.run_id, None, [1, 2, 3])
+    assert runs.check.get_run(run.run_id).status == "completed"
+
+
+def test_runs_made_by_create_run_become_claimable(runs: Runs) -> None:
+    """A run made with store.create_run() that nobody opens is an orphan once its
+    claim_after has passed (issue 12: it had no lease expiry and was never claimed)."""
+    fresh = runs.do(runs.store.create_run(agent_id="planner"))
+    unopened = runs.do(runs.store.create_run(agent_id="planner", claim_after=0))
+    assert runs.check.get_run(fresh.run_id).lease_expires_at is not None
+    time.sleep(0.01)  # the expiry is strictly in the past
+
+    worker = runs.recovery_worker(
+        owner="rescuer", run_options={"initial_state": {"n": 0, "seen": []}}
+    )
+    worker.register("planner", lambda r: r.run(counter_step, max_steps=2).state["seen"])
+    recovered = runs.do(worker.recover_once())
+    assert [(r.run_id, r.error, r.result) for r in recovered] == [(unopened.run_id, None, [1, 2])]
+    # Its creator may still open the fresh one at once (nobody holds its lease).
+    opened = runs.agent_run(fresh.run_id, initial_state=counter_state())
+    assert opened.run(counter_step, max_steps=1).status == "completed"

@@ -8,11 +8,13 @@ from typing import Any
 
 import pytest
 
-from agentckpt import FencedError, OutcomeUnknownError
+from agentckpt import AsyncStore, OutcomeUnknownError
 from agentckpt.runs import (
+    AsyncAgentRun,
     FatalError,
     Finish,
     LeaseHeldError,
+    LeaseLostError,
     RetriesExhaustedError,
     RetryPolicy,
     RunFailedError,
@@ -291,7 +293,9 @@ def test_a_commit_after_a_takeover_is_fenced_and_writes_nothing(runs: Runs) -> N
         "UPDATE runs SET lease_owner = 'new', lease_epoch = lease_epoch + 1 WHERE run_id = ?",
         str(run_id),
     )
-    with pytest.raises(FencedError):
+    # LeaseLostError (a FencedError), as docs/runs.md says, although the heartbeat (off
+    # here) never noticed (issue 12: a plain FencedError).
+    with pytest.raises(LeaseLostError, match="taken over"):
         next(steps)
     info = runs.check.get_run(run_id)
     assert info.head_step == 1
@@ -380,3 +384,29 @@ def test_effects_of_pruned_steps_are_forgotten(runs: Runs) -> None:
     run.run(step, max_steps=10)
     kept = [row[0] for row in runs.sql("SELECT step FROM effects ORDER BY step")]
     assert kept == [8, 9, 10]
+
+
+def test_an_async_effect_accepts_a_sync_action(url: str) -> None:
+    """AsyncStepContext.effect takes a plain function too (issue 12: a bare TypeError)."""
+
+    async def main() -> Any:
+        store = await AsyncStore.connect(url)
+
+        async def act(key: str) -> dict[str, str]:
+            return {"async": key}
+
+        async def step(ctx: Any) -> Any:
+            plain = await ctx.effect("plain", lambda key: {"plain": key})
+            awaited = await ctx.effect("awaited", act)
+            return Finish({"plain": plain, "awaited": awaited})
+
+        try:
+            return await AsyncAgentRun(store, initial_state={}).run(step)
+        finally:
+            await store.close()
+
+    result = asyncio.run(main())
+    assert result.state == {
+        "plain": {"plain": idempotency_key(result.run_id, 1, "plain")},
+        "awaited": {"async": idempotency_key(result.run_id, 1, "awaited")},
+    }

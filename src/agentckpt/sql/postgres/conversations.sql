@@ -37,3 +37,29 @@ WHERE r.kind = 'conversation'
   AND (%(after)s::uuid IS NULL OR r.run_id > %(after)s::uuid)
 ORDER BY r.run_id
 LIMIT %(limit)s;
+
+-- name: conversations_claim_orphans
+-- Conversations of the given agents with a turn cut off (open head), no write or
+-- heartbeat for idle seconds, and no live lease of a recovery worker (a writer holds
+-- none: its heartbeat says it is alive). Each claim bumps the lease epoch, so the writer
+-- presumed dead is fenced if it wakes up. SKIP LOCKED lets many workers poll at once.
+WITH orphans AS (
+    SELECT run_id FROM runs
+    WHERE status = 'active'
+      AND kind = 'conversation'
+      AND head_open
+      AND agent_id IN (SELECT jsonb_array_elements_text(%(agent_ids)s::jsonb))
+      AND heartbeat_at < now() - make_interval(secs => %(idle)s)
+      AND (lease_owner IS NULL OR lease_expires_at IS NULL OR lease_expires_at < now())
+    ORDER BY heartbeat_at, run_id
+    LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE runs r SET
+    lease_owner      = %(owner)s,
+    lease_epoch      = r.lease_epoch + 1,
+    lease_expires_at = now() + make_interval(secs => %(ttl)s),
+    heartbeat_at     = now()
+FROM orphans o
+WHERE r.run_id = o.run_id
+RETURNING r.run_id, r.agent_id, r.lease_epoch;

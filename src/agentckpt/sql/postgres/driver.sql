@@ -27,7 +27,8 @@ INSERT INTO schema_migrations (version, name) VALUES (%(version)s, %(name)s);
 -- the one the writer read (step and write version) and, when fenced, the lease epoch is
 -- current. Every other write below joins the guards that matched, so a refused write
 -- writes nothing, and the writes of the other runs go ahead. RETURNING names the runs
--- whose write landed.
+-- whose write landed. write_token tells a writer's own retry from another writer's
+-- commit of the same content (Store.commit compares it when the guard refuses).
 WITH c AS (
     SELECT * FROM unnest(
         %(run_ids)b::uuid[], %(steps)b::bigint[], %(parent_steps)b::bigint[],
@@ -36,10 +37,10 @@ WITH c AS (
         %(raw_bytes)b::integer[], %(state_bytes)b::bigint[], %(checksums)b::bytea[],
         %(expected_steps)b::bigint[], %(expected_versions)b::integer[], %(epochs)b::bigint[],
         %(snapshot_steps)b::bigint[], %(chain_bytes)b::bigint[], %(prune_belows)b::bigint[],
-        %(seal_steps)b::bigint[], %(metadatas)b::text[]
+        %(seal_steps)b::bigint[], %(metadatas)b::text[], %(tokens)b::bytea[]
     ) AS c(run_id, step, parent_step, kind, is_open, codec, payload, state_version,
            write_version, raw_bytes, state_bytes, checksum, expected_step, expected_version,
-           epoch, snapshot_step, chain_bytes, prune_below, seal_step, metadata)
+           epoch, snapshot_step, chain_bytes, prune_below, seal_step, metadata, token)
 ), head AS (
     UPDATE runs r SET
         head_step     = c.step,
@@ -82,14 +83,16 @@ WITH c AS (
     WHERE s.run_id = c.run_id AND s.step = c.seal_step AND s.is_open
 )
 INSERT INTO steps AS s (run_id, step, parent_step, kind, is_open, codec, payload,
-                        state_version, write_version, raw_bytes, state_bytes, checksum)
+                        state_version, write_version, raw_bytes, state_bytes, checksum,
+                        write_token)
 SELECT c.run_id, c.step, c.parent_step, c.kind, c.is_open, c.codec, c.payload,
-       c.state_version, c.write_version, c.raw_bytes, c.state_bytes, c.checksum
+       c.state_version, c.write_version, c.raw_bytes, c.state_bytes, c.checksum, c.token
 FROM c JOIN head USING (run_id)
 ON CONFLICT (run_id, step) DO UPDATE SET
     parent_step = EXCLUDED.parent_step, kind = EXCLUDED.kind, is_open = EXCLUDED.is_open,
     codec = EXCLUDED.codec, payload = EXCLUDED.payload, state_version = EXCLUDED.state_version,
     write_version = EXCLUDED.write_version, raw_bytes = EXCLUDED.raw_bytes,
-    state_bytes = EXCLUDED.state_bytes, checksum = EXCLUDED.checksum, updated_at = now()
+    state_bytes = EXCLUDED.state_bytes, checksum = EXCLUDED.checksum,
+    write_token = EXCLUDED.write_token, updated_at = now()
 WHERE s.is_open
 RETURNING s.run_id, s.created_at, s.updated_at;

@@ -82,14 +82,18 @@ ON CONFLICT (run_id, step, key) DO NOTHING;
 DELETE FROM effects WHERE run_id = %(run_id)s AND step < %(below)s;
 
 -- name: runs_insert_event
-INSERT INTO events (run_id, event_id, step, kind, codec, payload)
-VALUES (%(run_id)s, %(event_id)s, %(step)s, %(kind)s, %(codec)s, %(payload)s)
+-- seq numbers the run's events in the order they are written (the log writes them in
+-- emission order): one batch shares one created_at, and event ids are random.
+INSERT INTO events (run_id, event_id, step, kind, codec, payload, seq)
+SELECT %(run_id)s::uuid, %(event_id)s::uuid, %(step)s::bigint, %(kind)s::text,
+       %(codec)s::text, %(payload)s::bytea, coalesce(max(seq), 0) + 1
+FROM events WHERE run_id = %(run_id)s::uuid
 ON CONFLICT (run_id, event_id) DO NOTHING;
 
 -- name: runs_list_events
 SELECT event_id, step, kind, codec, payload, created_at FROM events
 WHERE run_id = %(run_id)s
-ORDER BY created_at, step NULLS FIRST, event_id;
+ORDER BY seq NULLS FIRST, created_at, step NULLS FIRST, event_id;
 
 -- name: runs_gc_run_page
 SELECT run_id FROM runs

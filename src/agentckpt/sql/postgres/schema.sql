@@ -89,6 +89,7 @@ CREATE TABLE steps (
     checksum       bytea       NOT NULL,
     created_at     timestamptz NOT NULL DEFAULT now(),
     updated_at     timestamptz NOT NULL DEFAULT now(),
+    write_token    bytea,       -- who wrote it: a retry tells itself from another writer
     tenant_id         text        NOT NULL
                       DEFAULT COALESCE(NULLIF(current_setting('agentckpt.tenant', true), ''), 'default')
                       CONSTRAINT steps_tenant_named CHECK (tenant_id <> ''),
@@ -155,11 +156,14 @@ CREATE TABLE events (
     codec       text        NOT NULL,
     payload     bytea       NOT NULL,
     created_at  timestamptz NOT NULL DEFAULT now(),
+    seq         bigint,      -- emission order within the run (migration 0008)
     tenant_id         text        NOT NULL
                       DEFAULT COALESCE(NULLIF(current_setting('agentckpt.tenant', true), ''), 'default')
                       CONSTRAINT events_tenant_named CHECK (tenant_id <> ''),
     PRIMARY KEY (run_id, event_id)
 );
+
+CREATE INDEX events_run_seq ON events (run_id, seq);
 
 
 -- run_threads: for checkpoints a framework names by its own ids (LangGraph), the thread

@@ -4,9 +4,11 @@
 -- commit_steps filters on the run ids of its batch (one run with group_commit=1).
 
 -- name: insert_run
-INSERT INTO runs (run_id, kind, agent_id, config, metadata, parent_run_id, parent_step)
+-- The lease expires claim_after seconds from now: unopened by then, the run is an orphan.
+INSERT INTO runs (run_id, kind, agent_id, config, metadata, parent_run_id, parent_step,
+                  lease_expires_at)
 VALUES (%(run_id)s, %(kind)s, %(agent_id)s, %(config)s, %(metadata)s,
-        %(parent_run_id)s, %(parent_step)s)
+        %(parent_run_id)s, %(parent_step)s, now() + make_interval(secs => %(claim_after)s))
 ON CONFLICT (run_id) DO NOTHING
 RETURNING run_id;
 
@@ -39,7 +41,7 @@ RETURNING run_id;
 -- name: commit_probe
 -- Why a commit was refused: the run's head and lease, and the step it tried to write.
 SELECT r.head_step, r.head_version, r.lease_epoch, s.parent_step, s.checksum, s.is_open,
-       s.write_version, s.created_at, s.updated_at
+       s.write_version, s.write_token, s.created_at, s.updated_at
 FROM runs r
 LEFT JOIN steps s ON s.run_id = r.run_id AND s.step = %(step)s
 WHERE r.run_id = %(run_id)s;

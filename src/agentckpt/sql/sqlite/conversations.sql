@@ -38,3 +38,24 @@ WHERE r.tenant_id = agentckpt_tenant()
   AND (:after IS NULL OR r.run_id > :after)
 ORDER BY r.run_id
 LIMIT :limit;
+
+-- name: conversations_claim_orphans
+-- See the PostgreSQL query; BEGIN IMMEDIATE makes this UPDATE the only writer while it runs.
+UPDATE runs SET
+    lease_owner      = :owner,
+    lease_epoch      = lease_epoch + 1,
+    lease_expires_at = strftime('%Y-%m-%dT%H:%M:%f', 'now', '+' || :ttl || ' seconds'),
+    heartbeat_at     = strftime('%Y-%m-%dT%H:%M:%f', 'now')
+WHERE run_id IN (
+    SELECT run_id FROM runs
+    WHERE tenant_id = agentckpt_tenant()
+      AND status = 'active'
+      AND kind = 'conversation'
+      AND head_open
+      AND agent_id IN (SELECT value FROM json_each(:agent_ids))
+      AND heartbeat_at < strftime('%Y-%m-%dT%H:%M:%f', 'now', '-' || :idle || ' seconds')
+      AND (lease_owner IS NULL OR lease_expires_at IS NULL
+           OR lease_expires_at < strftime('%Y-%m-%dT%H:%M:%f', 'now'))
+    ORDER BY heartbeat_at, run_id
+    LIMIT :limit)
+RETURNING run_id, agent_id, lease_epoch;

@@ -45,14 +45,14 @@ UPDATE steps SET is_open = 0 WHERE run_id = :run_id AND tenant_id = agentckpt_te
 
 -- name: upsert_step
 INSERT INTO steps (run_id, step, parent_step, kind, is_open, codec, payload, state_version,
-                   write_version, raw_bytes, state_bytes, checksum, tenant_id)
+                   write_version, raw_bytes, state_bytes, checksum, write_token, tenant_id)
 VALUES (:run_id, :step, :parent_step, :kind, :is_open, :codec, :payload, :state_version,
-        :write_version, :raw_bytes, :state_bytes, :checksum, agentckpt_tenant())
+        :write_version, :raw_bytes, :state_bytes, :checksum, :write_token, agentckpt_tenant())
 ON CONFLICT (run_id, step) DO UPDATE SET
     parent_step = excluded.parent_step, kind = excluded.kind, is_open = excluded.is_open,
     codec = excluded.codec, payload = excluded.payload, state_version = excluded.state_version,
     write_version = excluded.write_version, raw_bytes = excluded.raw_bytes,
     state_bytes = excluded.state_bytes, checksum = excluded.checksum,
-    updated_at = strftime('%Y-%m-%dT%H:%M:%f', 'now')
+    write_token = excluded.write_token, updated_at = strftime('%Y-%m-%dT%H:%M:%f', 'now')
 WHERE steps.is_open AND steps.tenant_id = agentckpt_tenant()
 RETURNING created_at, updated_at;

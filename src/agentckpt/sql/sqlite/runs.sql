@@ -74,14 +74,17 @@ ON CONFLICT (run_id, step, key) DO NOTHING;
 DELETE FROM effects WHERE run_id = :run_id AND tenant_id = agentckpt_tenant() AND step < :below;
 
 -- name: runs_insert_event
-INSERT INTO events (run_id, event_id, step, kind, codec, payload, tenant_id)
-VALUES (:run_id, :event_id, :step, :kind, :codec, :payload, agentckpt_tenant())
+-- seq: the run's events in the order written (see the PostgreSQL query).
+INSERT INTO events (run_id, event_id, step, kind, codec, payload, seq, tenant_id)
+SELECT :run_id, :event_id, :step, :kind, :codec, :payload, coalesce(max(seq), 0) + 1,
+       agentckpt_tenant()
+FROM events WHERE run_id = :run_id AND tenant_id = agentckpt_tenant()
 ON CONFLICT (run_id, event_id) DO NOTHING;
 
 -- name: runs_list_events
 SELECT event_id, step, kind, codec, payload, created_at FROM events
 WHERE run_id = :run_id AND tenant_id = agentckpt_tenant()
-ORDER BY created_at, step NULLS FIRST, event_id;
+ORDER BY seq NULLS FIRST, created_at, step NULLS FIRST, event_id;
 
 -- name: runs_gc_run_page
 SELECT run_id FROM runs

@@ -86,6 +86,7 @@ CREATE TABLE steps (
     checksum       BLOB    NOT NULL,
     created_at     TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%f', 'now')),
     updated_at     TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%f', 'now')),
+    write_token    BLOB,   -- who wrote it: a retry tells itself from another writer
     tenant_id         TEXT    NOT NULL DEFAULT 'default' CHECK (tenant_id <> ''),
     PRIMARY KEY (run_id, step)
 );
@@ -144,9 +145,12 @@ CREATE TABLE events (
     codec       TEXT    NOT NULL,
     payload     BLOB    NOT NULL,
     created_at  TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%f', 'now')),
+    seq         INTEGER, -- emission order within the run (migration 0008)
     tenant_id         TEXT    NOT NULL DEFAULT 'default' CHECK (tenant_id <> ''),
     PRIMARY KEY (run_id, event_id)
 );
+
+CREATE INDEX events_run_seq ON events (run_id, seq);
 
 
 -- run_threads: for checkpoints a framework names by its own ids (LangGraph), the thread

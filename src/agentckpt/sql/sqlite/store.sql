@@ -3,8 +3,12 @@
 -- Times come from SQLite's clock: strftime('%Y-%m-%dT%H:%M:%f', 'now') is UTC.
 
 -- name: insert_run
-INSERT INTO runs (run_id, kind, agent_id, config, metadata, parent_run_id, parent_step, tenant_id)
-VALUES (:run_id, :kind, :agent_id, :config, :metadata, :parent_run_id, :parent_step, agentckpt_tenant())
+-- The lease expires claim_after seconds from now: unopened by then, the run is an orphan.
+INSERT INTO runs (run_id, kind, agent_id, config, metadata, parent_run_id, parent_step,
+                  lease_expires_at, tenant_id)
+VALUES (:run_id, :kind, :agent_id, :config, :metadata, :parent_run_id, :parent_step,
+        strftime('%Y-%m-%dT%H:%M:%f', 'now', '+' || :claim_after || ' seconds'),
+        agentckpt_tenant())
 ON CONFLICT (run_id) DO NOTHING
 RETURNING run_id;
 
@@ -44,7 +48,7 @@ DELETE FROM steps WHERE run_id = :run_id AND tenant_id = agentckpt_tenant() AND 
 
 -- name: commit_probe
 SELECT r.head_step, r.head_version, r.lease_epoch, s.parent_step, s.checksum, s.is_open,
-       s.write_version, s.created_at, s.updated_at
+       s.write_version, s.write_token, s.created_at, s.updated_at
 FROM runs r
 LEFT JOIN steps s ON s.run_id = r.run_id AND s.step = :step
 WHERE r.run_id = :run_id AND r.tenant_id = agentckpt_tenant();

@@ -1,0 +1,54 @@
+"""Checks of the store's plain arguments: each bad one is an :class:`InvalidValueError`
+naming the argument, raised before anything is sent, the same on every backend.
+
+(Values inside states and metadata are checked by the codec, with their JSON path.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from agentckpt.errors import InvalidValueError
+
+__all__ = ["check_count", "check_mapping", "check_seconds", "check_text"]
+
+
+def check_text(name: str, value: object, *, optional: bool = False) -> None:
+    """A text column: a str (or None when ``optional``) that PostgreSQL and SQLite both
+    store as it is, so no U+0000 (PostgreSQL refuses it) and no lone surrogate."""
+    if value is None and optional:
+        return
+    if not isinstance(value, str):
+        raise InvalidValueError("", f"{name} must be a str, not {type(value).__name__}")
+    if "\x00" in value:
+        raise InvalidValueError("", f"{name} {value!r} contains U+0000, which no backend stores")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidValueError(
+            "", f"{name} {value!r} is not valid UTF-8 (it holds a lone surrogate)"
+        ) from None
+
+
+def check_mapping(name: str, value: object) -> Mapping[str, Any]:
+    """A JSON object argument (None for an empty one)."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise InvalidValueError("", f"{name} must be a mapping, not {type(value).__name__}")
+    return value
+
+
+def check_seconds(name: str, value: object) -> float:
+    """A duration: a finite number of seconds, zero or more."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1e9:
+        raise InvalidValueError("", f"{name} must be a number of seconds >= 0, got {value!r}")
+    return float(value)
+
+
+def check_count(name: str, value: object) -> int:
+    """A count: an int, one or more."""
+    if type(value) is not int or not 1 <= value <= 2**31 - 1:
+        raise InvalidValueError("", f"{name} must be an int from 1, got {value!r}")
+    return value

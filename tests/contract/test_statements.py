@@ -1,0 +1,35 @@
+"""The commit statement stays one psycopg can keep prepared.
+
+psycopg keeps a statement prepared on a connection only when its text is shorter than
+4096 characters; ``commit_steps`` runs on every PostgreSQL commit, so re-parsing it each
+time would cost the hot path. The write token (issue 12) added to it must not push it
+over.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from agentckpt import Store
+from agentckpt._backends.sql import load_queries
+
+PSYCOPG_PREPARE_LIMIT = 4096
+
+
+def test_commit_steps_is_short_enough_to_stay_prepared() -> None:
+    assert len(load_queries("postgres")["commit_steps"]) < PSYCOPG_PREPARE_LIMIT
+
+
+@pytest.mark.postgres
+def test_commit_steps_is_prepared_after_a_few_commits(pg_url: str) -> None:
+    with Store.connect(f"{pg_url}&pool_min=1&pool_max=1&commit_senders=1") as store:
+        run = store.create_run()
+        for n in range(1, 8):
+            store.commit(run.run_id, {"n": n})
+        backend: Any = store.backend
+        with backend._pool.connection() as conn:
+            rows = conn.execute("SELECT statement FROM pg_prepared_statements").fetchall()
+    statements = [row["statement"] for row in rows]
+    assert any("INSERT INTO steps AS s" in s and "write_token" in s for s in statements)
