@@ -163,6 +163,7 @@ LOGGERS: dict[str, str] = {
     "steps (ERROR), conflicts are not logged (they are the caller's to handle)",
     "agentckpt.runs": "fencing and lease loss (WARNING), orphan claims and recoveries "
     "(INFO), step retries (INFO), retention applied by the recovery worker (INFO)",
+    "agentckpt.conversation": "conversations claimed by a recovery worker (INFO)",
     "agentckpt.ops": "retention: each batch deleted (INFO)",
     "agentckpt.inspector": "the inspector's requests and errors",
 }

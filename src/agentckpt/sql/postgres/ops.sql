@@ -333,7 +333,8 @@ FROM runs
 GROUP BY kind, status
 ORDER BY kind, status;
 
--- Retention (agentckpt.ops.retention). A run that is active or holds a live lease is
+-- Retention (agentckpt.ops.retention). A run that is active or whose owner holds a live
+-- lease (an unopened run's claim_after expiry has no owner and is not a lease) is
 -- never a candidate, and the delete checks it again under the rows' locks. Batches walk
 -- the primary key (run_id > the last one, never an OR that would defeat the index).
 
@@ -345,7 +346,7 @@ SELECT run_id, agent_id, status FROM runs
 WHERE run_id > coalesce(%(after)s::uuid, '00000000-0000-0000-0000-000000000000')
   AND (%(agent_id)s::text IS NULL OR agent_id = %(agent_id)s)
   AND status <> 'active'
-  AND (lease_expires_at IS NULL OR lease_expires_at <= now())
+  AND (lease_owner IS NULL OR lease_expires_at IS NULL OR lease_expires_at <= now())
   AND ((status <> 'failed' AND %(ended_seconds)s::float8 IS NOT NULL
         AND updated_at < now() - make_interval(secs => %(ended_seconds)s::float8))
     OR (status = 'failed' AND %(failed_seconds)s::float8 IS NOT NULL
@@ -363,7 +364,7 @@ ORDER BY agent_id;
 -- its K newest plus the protected runs it has already passed. Protected runs (active or
 -- leased) come too: they count towards the newest and are never deleted.
 SELECT run_id, created_at, status,
-       (status = 'active' OR (lease_expires_at IS NOT NULL AND lease_expires_at > now()))
+       (status = 'active' OR (lease_owner IS NOT NULL AND lease_expires_at IS NOT NULL AND lease_expires_at > now()))
            AS protected
 FROM runs
 WHERE agent_id = %(agent_id)s
@@ -378,7 +379,7 @@ WITH doomed AS (
     SELECT run_id FROM runs
     WHERE run_id IN (SELECT jsonb_array_elements_text(%(run_ids)s::jsonb)::uuid)
       AND status <> 'active'
-      AND (lease_expires_at IS NULL OR lease_expires_at <= now())
+      AND (lease_owner IS NULL OR lease_expires_at IS NULL OR lease_expires_at <= now())
     FOR UPDATE
 ), gone_steps AS (
     DELETE FROM steps WHERE run_id IN (SELECT run_id FROM doomed)

@@ -315,7 +315,8 @@ WHERE tenant_id = agentckpt_tenant()
 GROUP BY kind, status
 ORDER BY kind, status;
 
--- Retention (agentckpt.ops.retention). A run that is active or holds a live lease is
+-- Retention (agentckpt.ops.retention). A run that is active or whose owner holds a live
+-- lease (an unopened run's claim_after expiry has no owner and is not a lease) is
 -- never a candidate, and the delete checks it again in its own write transaction.
 
 -- name: ops_retention_aged
@@ -324,7 +325,7 @@ WHERE tenant_id = agentckpt_tenant()
   AND run_id > coalesce(:after, '')
   AND (:agent_id IS NULL OR agent_id = :agent_id)
   AND status <> 'active'
-  AND (lease_expires_at IS NULL OR lease_expires_at <= strftime('%Y-%m-%dT%H:%M:%f', 'now'))
+  AND (lease_owner IS NULL OR lease_expires_at IS NULL OR lease_expires_at <= strftime('%Y-%m-%dT%H:%M:%f', 'now'))
   AND ((status <> 'failed' AND :ended_seconds IS NOT NULL
         AND updated_at < strftime('%Y-%m-%dT%H:%M:%f', 'now', '-' || :ended_seconds || ' seconds'))
     OR (status = 'failed' AND :failed_seconds IS NOT NULL
@@ -339,7 +340,7 @@ ORDER BY agent_id;
 
 -- name: ops_retention_excess
 SELECT run_id, created_at, status,
-       (status = 'active' OR (lease_expires_at IS NOT NULL
+       (status = 'active' OR (lease_owner IS NOT NULL AND lease_expires_at IS NOT NULL
                               AND lease_expires_at > strftime('%Y-%m-%dT%H:%M:%f', 'now')))
            AS protected
 FROM runs
@@ -352,26 +353,26 @@ LIMIT :limit OFFSET :skip;
 DELETE FROM steps WHERE run_id IN (
     SELECT run_id FROM runs WHERE tenant_id = agentckpt_tenant() AND run_id IN (SELECT value FROM json_each(:run_ids))
       AND status <> 'active'
-      AND (lease_expires_at IS NULL OR lease_expires_at <= strftime('%Y-%m-%dT%H:%M:%f', 'now')));
+      AND (lease_owner IS NULL OR lease_expires_at IS NULL OR lease_expires_at <= strftime('%Y-%m-%dT%H:%M:%f', 'now')));
 DELETE FROM blobs WHERE run_id IN (
     SELECT run_id FROM runs WHERE tenant_id = agentckpt_tenant() AND run_id IN (SELECT value FROM json_each(:run_ids))
       AND status <> 'active'
-      AND (lease_expires_at IS NULL OR lease_expires_at <= strftime('%Y-%m-%dT%H:%M:%f', 'now')));
+      AND (lease_owner IS NULL OR lease_expires_at IS NULL OR lease_expires_at <= strftime('%Y-%m-%dT%H:%M:%f', 'now')));
 DELETE FROM effects WHERE run_id IN (
     SELECT run_id FROM runs WHERE tenant_id = agentckpt_tenant() AND run_id IN (SELECT value FROM json_each(:run_ids))
       AND status <> 'active'
-      AND (lease_expires_at IS NULL OR lease_expires_at <= strftime('%Y-%m-%dT%H:%M:%f', 'now')));
+      AND (lease_owner IS NULL OR lease_expires_at IS NULL OR lease_expires_at <= strftime('%Y-%m-%dT%H:%M:%f', 'now')));
 DELETE FROM history WHERE run_id IN (
     SELECT run_id FROM runs WHERE tenant_id = agentckpt_tenant() AND run_id IN (SELECT value FROM json_each(:run_ids))
       AND status <> 'active'
-      AND (lease_expires_at IS NULL OR lease_expires_at <= strftime('%Y-%m-%dT%H:%M:%f', 'now')));
+      AND (lease_owner IS NULL OR lease_expires_at IS NULL OR lease_expires_at <= strftime('%Y-%m-%dT%H:%M:%f', 'now')));
 DELETE FROM events WHERE run_id IN (
     SELECT run_id FROM runs WHERE tenant_id = agentckpt_tenant() AND run_id IN (SELECT value FROM json_each(:run_ids))
       AND status <> 'active'
-      AND (lease_expires_at IS NULL OR lease_expires_at <= strftime('%Y-%m-%dT%H:%M:%f', 'now')));
+      AND (lease_owner IS NULL OR lease_expires_at IS NULL OR lease_expires_at <= strftime('%Y-%m-%dT%H:%M:%f', 'now')));
 DELETE FROM runs WHERE tenant_id = agentckpt_tenant() AND run_id IN (SELECT value FROM json_each(:run_ids))
   AND status <> 'active'
-  AND (lease_expires_at IS NULL OR lease_expires_at <= strftime('%Y-%m-%dT%H:%M:%f', 'now'))
+  AND (lease_owner IS NULL OR lease_expires_at IS NULL OR lease_expires_at <= strftime('%Y-%m-%dT%H:%M:%f', 'now'))
 RETURNING run_id;
 
 -- name: ops_retention_history
