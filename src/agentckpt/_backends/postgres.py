@@ -33,6 +33,7 @@ from psycopg_pool.base import AttemptWithBackoff
 
 from agentckpt import _compat
 from agentckpt._backends.base import Params
+from agentckpt._backends.distribution import Layout, LayoutReport, lay_out
 from agentckpt._backends.options import PostgresOptions
 from agentckpt._backends.pg_arrays import (
     PgArray,
@@ -50,6 +51,7 @@ from agentckpt._backends.pg_errors import (
     retry_kind,
     translate,
 )
+from agentckpt._backends.routing import ShardRouter
 from agentckpt._backends.sql import load_migrations, load_queries
 from agentckpt._core.writes import CommitOutcome, Committed, Refused, Row, StepWrite
 from agentckpt.errors import (
@@ -60,6 +62,8 @@ from agentckpt.errors import (
 )
 
 T = TypeVar("T")
+# Citus when installed, no partitions: the layout of a store URL without settings.
+DEFAULT_LAYOUT = Layout()
 Conn = psycopg.Connection[Row]
 
 # libpq's connect_timeout when the URL sets none (psycopg's own default is 130 s, so a
@@ -199,6 +203,22 @@ def _first_connect(conninfo: str, bound: float) -> None:
         return
 
 
+def is_distributed(conn: Conn) -> bool:
+    """True when the store's ``runs`` table is distributed by Citus."""
+    cur = conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') AS citus"
+    )
+    row = cur.fetchone()
+    if not row or not row["citus"]:
+        return False
+    cur = conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM pg_dist_partition "
+        "WHERE logicalrelid = to_regclass('runs') AND partmethod = 'h') AS distributed"
+    )
+    row = cur.fetchone()
+    return bool(row and row["distributed"])
+
+
 class PostgresBackend:
     """A pool of autocommit connections to one PostgreSQL schema.
 
@@ -218,6 +238,7 @@ class PostgresBackend:
         backoff: float = 0.05,
         wait: float = 30.0,
         deadline: float = 15.0,
+        layout: Layout = DEFAULT_LAYOUT,
     ) -> None:
         self._pool = pool
         self.schema = schema
@@ -226,6 +247,13 @@ class PostgresBackend:
         self._wait = wait
         self.deadline = deadline
         self._queries = load_queries("postgres")
+        self.layout = layout
+        # What the last migrate found; None until then (or when opened without migrating).
+        self.layout_report: LayoutReport | None = None
+        # On a Citus store (known at the first commit, or after migrate), batches go
+        # through the router; None: not known yet.
+        self._router: ShardRouter | None = None
+        self._distributed: bool | None = None
         # Each batch in flight holds a connection: at most one per pooled connection.
         self.max_batches = pool.max_size
 
@@ -273,7 +301,13 @@ class PostgresBackend:
                 f"could not connect to PostgreSQL within {options.wait:g} s; check the URL "
                 "and that the server is up"
             ) from exc
-        return cls(pool, schema=options.schema, wait=options.wait, deadline=options.deadline)
+        return cls(
+            pool,
+            schema=options.schema,
+            wait=options.wait,
+            deadline=options.deadline,
+            layout=Layout(options.distribute, options.partitions),
+        )
 
     def _run(self, fn: Callable[[Conn], T], *, writing: bool, bounded: bool = True) -> T:
         attempt = 0
@@ -367,12 +401,16 @@ class PostgresBackend:
                         {"version": migration.version, "name": migration.name},
                     )
                     applied.append(migration.version)
+            with conn.transaction():
+                conn.execute(q["migration_lock"])
+                self.layout_report = lay_out(conn, self.schema, self.layout)
+            self._distributed = self.layout_report.mode == "citus"
             return applied
 
         try:
             # No deadline: a migration may rewrite a large table.
             return self._run(apply, writing=True, bounded=False)
-        except MigrationError:
+        except (MigrationError, ConfigurationError):
             raise
         except Exception as exc:
             if isinstance(exc, UnavailableError):
@@ -431,10 +469,16 @@ class PostgresBackend:
     def commit_batch(self, writes: Sequence[StepWrite]) -> list[CommitOutcome]:
         """Commit steps of different runs in one statement and transaction: guards, blobs,
         history, prunes, seals, steps. A write whose guard fails writes nothing."""
-        params = batch_params(writes)
         q = self._queries
 
         def commit(conn: Conn) -> list[CommitOutcome]:
+            if self._distributed is None:
+                self._distributed = is_distributed(conn)
+            if self._distributed:
+                if self._router is None:
+                    self._router = ShardRouter(q)
+                return self._router.commit(conn, writes)
+            params = batch_params(writes)
             cur = conn.execute(q["commit_steps"], params)
             landed = {row["run_id"]: row for row in cur.fetchall()}
             outcomes: list[CommitOutcome] = []

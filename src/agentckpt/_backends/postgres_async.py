@@ -32,6 +32,7 @@ from psycopg_pool.base import AttemptWithBackoff
 
 from agentckpt import _compat
 from agentckpt._backends.base import Params
+from agentckpt._backends.distribution_async import Layout, LayoutReport, lay_out
 from agentckpt._backends.options import PostgresOptions
 from agentckpt._backends.pg_arrays import (
     PgArray,
@@ -49,6 +50,7 @@ from agentckpt._backends.pg_errors import (
     retry_kind,
     translate,
 )
+from agentckpt._backends.routing_async import AsyncShardRouter
 from agentckpt._backends.sql import load_migrations, load_queries
 from agentckpt._core.writes import CommitOutcome, Committed, Refused, Row, StepWrite
 from agentckpt.errors import (
@@ -59,6 +61,8 @@ from agentckpt.errors import (
 )
 
 T = TypeVar("T")
+# Citus when installed, no partitions: the layout of a store URL without settings.
+DEFAULT_LAYOUT = Layout()
 Conn = psycopg.AsyncConnection[Row]
 
 # libpq's connect_timeout when the URL sets none (psycopg's own default is 130 s, so a
@@ -200,6 +204,22 @@ async def _first_connect(conninfo: str, bound: float) -> None:
         return
 
 
+async def is_distributed(conn: Conn) -> bool:
+    """True when the store's ``runs`` table is distributed by Citus."""
+    cur = await conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') AS citus"
+    )
+    row = await cur.fetchone()
+    if not row or not row["citus"]:
+        return False
+    cur = await conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM pg_dist_partition "
+        "WHERE logicalrelid = to_regclass('runs') AND partmethod = 'h') AS distributed"
+    )
+    row = await cur.fetchone()
+    return bool(row and row["distributed"])
+
+
 class AsyncPostgresBackend:
     """A pool of autocommit connections to one PostgreSQL schema.
 
@@ -219,6 +239,7 @@ class AsyncPostgresBackend:
         backoff: float = 0.05,
         wait: float = 30.0,
         deadline: float = 15.0,
+        layout: Layout = DEFAULT_LAYOUT,
     ) -> None:
         self._pool = pool
         self.schema = schema
@@ -227,6 +248,13 @@ class AsyncPostgresBackend:
         self._wait = wait
         self.deadline = deadline
         self._queries = load_queries("postgres")
+        self.layout = layout
+        # What the last migrate found; None until then (or when opened without migrating).
+        self.layout_report: LayoutReport | None = None
+        # On a Citus store (known at the first commit, or after migrate), batches go
+        # through the router; None: not known yet.
+        self._router: AsyncShardRouter | None = None
+        self._distributed: bool | None = None
         # Each batch in flight holds a connection: at most one per pooled connection.
         self.max_batches = pool.max_size
 
@@ -274,7 +302,13 @@ class AsyncPostgresBackend:
                 f"could not connect to PostgreSQL within {options.wait:g} s; check the URL "
                 "and that the server is up"
             ) from exc
-        return cls(pool, schema=options.schema, wait=options.wait, deadline=options.deadline)
+        return cls(
+            pool,
+            schema=options.schema,
+            wait=options.wait,
+            deadline=options.deadline,
+            layout=Layout(options.distribute, options.partitions),
+        )
 
     async def _run(
         self, fn: Callable[[Conn], Awaitable[T]], *, writing: bool, bounded: bool = True
@@ -370,12 +404,16 @@ class AsyncPostgresBackend:
                         {"version": migration.version, "name": migration.name},
                     )
                     applied.append(migration.version)
+            async with conn.transaction():
+                await conn.execute(q["migration_lock"])
+                self.layout_report = await lay_out(conn, self.schema, self.layout)
+            self._distributed = self.layout_report.mode == "citus"
             return applied
 
         try:
             # No deadline: a migration may rewrite a large table.
             return await self._run(apply, writing=True, bounded=False)
-        except MigrationError:
+        except (MigrationError, ConfigurationError):
             raise
         except Exception as exc:
             if isinstance(exc, UnavailableError):
@@ -436,10 +474,16 @@ class AsyncPostgresBackend:
     async def commit_batch(self, writes: Sequence[StepWrite]) -> list[CommitOutcome]:
         """Commit steps of different runs in one statement and transaction: guards, blobs,
         history, prunes, seals, steps. A write whose guard fails writes nothing."""
-        params = batch_params(writes)
         q = self._queries
 
         async def commit(conn: Conn) -> list[CommitOutcome]:
+            if self._distributed is None:
+                self._distributed = await is_distributed(conn)
+            if self._distributed:
+                if self._router is None:
+                    self._router = AsyncShardRouter(q)
+                return await self._router.commit(conn, writes)
+            params = batch_params(writes)
             cur = await conn.execute(q["commit_steps"], params)
             landed = {row["run_id"]: row for row in await cur.fetchall()}
             outcomes: list[CommitOutcome] = []

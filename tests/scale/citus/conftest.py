@@ -1,0 +1,53 @@
+"""The store's tests on a real Citus cluster: ``url`` is a Citus store, distributed by
+agentckpt itself when it migrated.
+
+One schema is migrated (and distributed) once per session; each test gets it emptied
+(TRUNCATE of every table but ``schema_migrations``), since distributing ten tables takes
+about a second and a fresh schema per test would cost minutes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+
+from agentckpt import Store
+from tests.clusters.citus import CitusCluster
+
+SCHEMA = "scale_citus"
+TABLES = (
+    "runs",
+    "steps",
+    "blobs",
+    "effects",
+    "history",
+    "events",
+    "run_threads",
+    "step_index",
+    "step_writes",
+)
+
+
+@pytest.fixture(scope="session")
+def citus_store_url(citus_cluster: CitusCluster) -> str:
+    """A store URL on the Citus coordinator, migrated and distributed once."""
+    url = f"{citus_cluster.url}?schema={SCHEMA}"
+    Store.connect(url).close()
+    return url
+
+
+def empty(url: str) -> None:
+    """Delete every row of the store (its schema stays as migrated)."""
+    base = url.split("?")[0]
+    with psycopg.connect(base, autocommit=True) as conn:
+        conn.execute(f"SET search_path = {SCHEMA}")
+        conn.execute(f"TRUNCATE {', '.join(TABLES)}")
+
+
+@pytest.fixture(params=["citus"])
+def url(citus_store_url: str) -> Iterator[str]:
+    """The session's Citus store, emptied for this test."""
+    empty(citus_store_url)
+    yield citus_store_url
