@@ -8,8 +8,6 @@ about a second and a fresh schema per test would cost minutes.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import psycopg
 import pytest
 
@@ -47,7 +45,7 @@ def empty(url: str) -> None:
 
 
 @pytest.fixture(params=["citus"])
-def url(citus_store_url: str) -> Iterator[str]:
+def url(citus_store_url: str) -> str:
     """The session's Citus store, emptied for this test."""
     empty(citus_store_url)
-    yield citus_store_url
+    return citus_store_url
