@@ -35,6 +35,19 @@ STEP: dict[str, Any] = {
     "seal_step": 2,
     "metadata": None,
 }
+# commit_steps (one server's batch commit) for a batch of one write of run 7.
+COMMIT_BATCH: dict[str, Any] = {
+    **{f"{name}s" if not name.endswith("s") else name: [value] for name, value in STEP.items()},
+    "run_ids": [uuid.UUID(int=7)],
+    "steps": [3],
+    "is_opens": [False],
+    "raw_bytes": [2],
+    "state_bytes": [2],
+    "chain_bytes": [2],
+    **{f"blob_{k}": [] for k in ("run_ids", "digests", "codecs", "sizes", "datas")},
+    **{f"history_{k}": [] for k in ("run_ids", "seqs", "counts", "codecs", "payloads")},
+    "history_raw_bytes": [],
+}
 # (what it serves, query name, parameters besides run_id)
 HOT: list[tuple[str, str, dict[str, Any]]] = [
     ("commit: guard on the head", "routed_guard", STEP),
