@@ -247,3 +247,34 @@ async def _rebuild(
             ).format(sql.Identifier(f"{name}_p{i}"), table, sql.Literal(count), sql.Literal(i))
             + storage
         )
+
+
+_NODES = """
+SELECT nodename, nodeport, noderole, isactive, groupid = 0 AS coordinator
+FROM pg_dist_node ORDER BY groupid, nodeport
+"""
+_CITUS_TABLES = """
+SELECT c.relname AS name, p.partmethod AS method, p.colocationid AS colocation,
+       (SELECT count(*) FROM pg_dist_shard s WHERE s.logicalrelid = c.oid) AS shards
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+LEFT JOIN pg_dist_partition p ON p.logicalrelid = c.oid
+WHERE n.nspname = %(schema)s AND c.relkind IN ('r', 'p') AND NOT c.relispartition
+ORDER BY c.relname
+"""
+
+
+async def describe(conn: psycopg.AsyncConnection[Any], schema: str) -> dict[str, Any]:
+    """The layout as it is: ``mode`` (``citus``, ``partitions`` or ``plain``); on Citus
+    the ``nodes`` and each table's ``method`` ('h' distributed, 'n' reference, None
+    local), ``colocation`` and ``shards``; with partitions, each table's partition count.
+    """
+    tables = await _rows(conn, _RUN_TABLES, schema=schema)
+    if await citus_installed(conn):
+        return {
+            "mode": "citus",
+            "nodes": await _rows(conn, _NODES),
+            "tables": await _rows(conn, _CITUS_TABLES, schema=schema),
+            "run_tables": [t["name"] for t in tables],
+        }
+    parts = {t["name"]: t["parts"] for t in tables if t["partitioned"]}
+    return {"mode": "partitions" if parts else "plain", "partitions": parts}

@@ -33,7 +33,7 @@ from psycopg_pool.base import AttemptWithBackoff
 
 from agentckpt import _compat
 from agentckpt._backends.base import Params
-from agentckpt._backends.distribution import Layout, LayoutReport, lay_out
+from agentckpt._backends.distribution import Layout, LayoutReport, describe, lay_out
 from agentckpt._backends.options import PostgresOptions
 from agentckpt._backends.pg_arrays import (
     PgArray,
@@ -427,6 +427,15 @@ class PostgresBackend:
                 return []
             cur = conn.execute(self._queries["applied_migrations"])
             return [r["version"] for r in cur.fetchall()]
+
+        return self._run(read, writing=False)
+
+    def layout_state(self) -> dict[str, Any]:
+        """How the store's tables are laid out (Citus nodes, shards, co-location, or hash
+        partitions), for ``agentckpt doctor``."""
+
+        def read(conn: Conn) -> dict[str, Any]:
+            return describe(conn, self.schema)
 
         return self._run(read, writing=False)
 

@@ -32,7 +32,7 @@ from psycopg_pool.base import AttemptWithBackoff
 
 from agentckpt import _compat
 from agentckpt._backends.base import Params
-from agentckpt._backends.distribution_async import Layout, LayoutReport, lay_out
+from agentckpt._backends.distribution_async import Layout, LayoutReport, describe, lay_out
 from agentckpt._backends.options import PostgresOptions
 from agentckpt._backends.pg_arrays import (
     PgArray,
@@ -432,6 +432,15 @@ class AsyncPostgresBackend:
                 return []
             cur = await conn.execute(self._queries["applied_migrations"])
             return [r["version"] for r in await cur.fetchall()]
+
+        return await self._run(read, writing=False)
+
+    async def layout_state(self) -> dict[str, Any]:
+        """How the store's tables are laid out (Citus nodes, shards, co-location, or hash
+        partitions), for ``agentckpt doctor``."""
+
+        async def read(conn: Conn) -> dict[str, Any]:
+            return await describe(conn, self.schema)
 
         return await self._run(read, writing=False)
 
