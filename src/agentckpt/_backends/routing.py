@@ -7,7 +7,9 @@ so every batch, even of one commit, was a two-phase commit across all workers. H
 batch is split by the worker holding each run's shard (``routed_nodes``, cached per run);
 each worker's part is one transaction of statements that each filter on one ``run_id``
 (one task on one shard), so a transaction touches one worker and Citus commits it
-without two-phase commit. The parts are sent one after the other on one connection.
+without two-phase commit. A part takes two pipelined round trips (every guard, then
+every landed write's rows) and its COMMIT; the parts are sent one after the other on
+one connection.
 
 Atomicity is per run, as on one server: a run's guard, blobs, history, prune, seal and
 step are in one transaction. A worker that fails mid-batch fails its part, which raises
@@ -124,31 +126,26 @@ class ShardRouter:
     def _commit_part(
         self, conn: psycopg.Connection[Any], part: list[StepWrite]
     ) -> dict[UUID, CommitOutcome]:
+        """One worker's writes in one transaction, pipelined: every guard in one round
+        trip, then every landed write's rows in a second one."""
         q = self._queries
         landed: dict[UUID, CommitOutcome] = {}
         refused: list[StepWrite] = []
-        with conn.transaction():
-            for write in part:
-                params = step_params(write)
-                cur = conn.execute(q["routed_guard"], params)
+        with conn.transaction(), conn.pipeline() as pipe:
+            guards = [conn.execute(q["routed_guard"], step_params(w)) for w in part]
+            pipe.sync()
+            going = []
+            for write, cur in zip(part, guards, strict=True):
                 if cur.fetchone() is None:
                     refused.append(write)
-                    continue
-                with conn.cursor() as many:
-                    if write.blobs:
-                        blobs = [{"run_id": write.run_id, **_fields(b)} for b in write.blobs]
-                        many.executemany(q["routed_blob"], blobs)
-                    if write.history:
-                        rows = [
-                            {"run_id": write.run_id, "step": write.step, **_fields(h)}
-                            for h in write.history
-                        ]
-                        many.executemany(q["routed_history"], rows)
-                if write.prune_below is not None:
-                    conn.execute(q["routed_prune"], params)
-                if write.seal_step is not None:
-                    conn.execute(q["routed_seal"], params)
-                cur = conn.execute(q["routed_step"], params)
+                else:
+                    going.append(write)
+            steps = []
+            for write in going:
+                self._send_rows(conn, write)
+                steps.append(conn.execute(q["routed_step"], step_params(write)))
+            pipe.sync()
+            for write, cur in zip(going, steps, strict=True):
                 row = cur.fetchone()
                 if row is None:
                     refused.append(write)
@@ -159,6 +156,25 @@ class ShardRouter:
             cur = conn.execute(q["commit_probe"], probe)
             landed[write.run_id] = Refused(cur.fetchone())
         return landed
+
+    def _send_rows(self, conn: psycopg.Connection[Any], write: StepWrite) -> None:
+        """Queue a landed write's blobs, history, prune and seal (before its step)."""
+        q = self._queries
+        params = step_params(write)
+        with conn.cursor() as many:
+            if write.blobs:
+                blobs = [{"run_id": write.run_id, **_fields(b)} for b in write.blobs]
+                many.executemany(q["routed_blob"], blobs)
+            if write.history:
+                rows = [
+                    {"run_id": write.run_id, "step": write.step, **_fields(h)}
+                    for h in write.history
+                ]
+                many.executemany(q["routed_history"], rows)
+        if write.prune_below is not None:
+            conn.execute(q["routed_prune"], params)
+        if write.seal_step is not None:
+            conn.execute(q["routed_seal"], params)
 
 
 def _key(write: StepWrite) -> tuple[UUID, int, int, bytes]:

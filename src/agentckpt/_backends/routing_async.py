@@ -6,7 +6,9 @@ so every batch, even of one commit, was a two-phase commit across all workers. H
 batch is split by the worker holding each run's shard (``routed_nodes``, cached per run);
 each worker's part is one transaction of statements that each filter on one ``run_id``
 (one task on one shard), so a transaction touches one worker and Citus commits it
-without two-phase commit. The parts are sent one after the other on one connection.
+without two-phase commit. A part takes two pipelined round trips (every guard, then
+every landed write's rows) and its COMMIT; the parts are sent one after the other on
+one connection.
 
 Atomicity is per run, as on one server: a run's guard, blobs, history, prune, seal and
 step are in one transaction. A worker that fails mid-batch fails its part, which raises
@@ -123,31 +125,26 @@ class AsyncShardRouter:
     async def _commit_part(
         self, conn: psycopg.AsyncConnection[Any], part: list[StepWrite]
     ) -> dict[UUID, CommitOutcome]:
+        """One worker's writes in one transaction, pipelined: every guard in one round
+        trip, then every landed write's rows in a second one."""
         q = self._queries
         landed: dict[UUID, CommitOutcome] = {}
         refused: list[StepWrite] = []
-        async with conn.transaction():
-            for write in part:
-                params = step_params(write)
-                cur = await conn.execute(q["routed_guard"], params)
+        async with conn.transaction(), conn.pipeline() as pipe:
+            guards = [await conn.execute(q["routed_guard"], step_params(w)) for w in part]
+            await pipe.sync()
+            going = []
+            for write, cur in zip(part, guards, strict=True):
                 if await cur.fetchone() is None:
                     refused.append(write)
-                    continue
-                async with conn.cursor() as many:
-                    if write.blobs:
-                        blobs = [{"run_id": write.run_id, **_fields(b)} for b in write.blobs]
-                        await many.executemany(q["routed_blob"], blobs)
-                    if write.history:
-                        rows = [
-                            {"run_id": write.run_id, "step": write.step, **_fields(h)}
-                            for h in write.history
-                        ]
-                        await many.executemany(q["routed_history"], rows)
-                if write.prune_below is not None:
-                    await conn.execute(q["routed_prune"], params)
-                if write.seal_step is not None:
-                    await conn.execute(q["routed_seal"], params)
-                cur = await conn.execute(q["routed_step"], params)
+                else:
+                    going.append(write)
+            steps = []
+            for write in going:
+                await self._send_rows(conn, write)
+                steps.append(await conn.execute(q["routed_step"], step_params(write)))
+            await pipe.sync()
+            for write, cur in zip(going, steps, strict=True):
                 row = await cur.fetchone()
                 if row is None:
                     refused.append(write)
@@ -158,6 +155,25 @@ class AsyncShardRouter:
             cur = await conn.execute(q["commit_probe"], probe)
             landed[write.run_id] = Refused(await cur.fetchone())
         return landed
+
+    async def _send_rows(self, conn: psycopg.AsyncConnection[Any], write: StepWrite) -> None:
+        """Queue a landed write's blobs, history, prune and seal (before its step)."""
+        q = self._queries
+        params = step_params(write)
+        async with conn.cursor() as many:
+            if write.blobs:
+                blobs = [{"run_id": write.run_id, **_fields(b)} for b in write.blobs]
+                await many.executemany(q["routed_blob"], blobs)
+            if write.history:
+                rows = [
+                    {"run_id": write.run_id, "step": write.step, **_fields(h)}
+                    for h in write.history
+                ]
+                await many.executemany(q["routed_history"], rows)
+        if write.prune_below is not None:
+            await conn.execute(q["routed_prune"], params)
+        if write.seal_step is not None:
+            await conn.execute(q["routed_seal"], params)
 
 
 def _key(write: StepWrite) -> tuple[UUID, int, int, bytes]:
