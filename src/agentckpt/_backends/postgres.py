@@ -203,6 +203,11 @@ def _first_connect(conninfo: str, bound: float) -> None:
         return
 
 
+# Named queries Citus cannot run, and the driver's variant it runs instead on a
+# distributed store (same parameters, same rows back).
+CITUS_VARIANTS = {"runs_claim_orphans": "routed_claim_orphans"}
+
+
 def is_distributed(conn: Conn) -> bool:
     """True when the store's ``runs`` table is distributed by Citus."""
     cur = conn.execute(
@@ -439,22 +444,29 @@ class PostgresBackend:
 
         return self._run(read, writing=False)
 
+    def _sql(self, conn: Conn, name: str) -> str:
+        """The named query's text; its Citus variant on a distributed store."""
+        if name in CITUS_VARIANTS:
+            if self._distributed is None:
+                self._distributed = is_distributed(conn)
+            if self._distributed:
+                return self._queries[CITUS_VARIANTS[name]]
+        return self._queries[name]
+
     def read(self, name: str, params: Params) -> list[Row]:
         """Run a named read-only statement."""
-        sql = self._queries[name]
 
         def read(conn: Conn) -> list[Row]:
-            cur = conn.execute(sql, params)
+            cur = conn.execute(self._sql(conn, name), params)
             return cur.fetchall() if cur.description else []
 
         return self._run(read, writing=False)
 
     def write(self, name: str, params: Params) -> list[Row]:
         """Run a named single-statement write; autocommit makes it its own transaction."""
-        sql = self._queries[name]
 
         def write(conn: Conn) -> list[Row]:
-            cur = conn.execute(sql, params)
+            cur = conn.execute(self._sql(conn, name), params)
             return cur.fetchall() if cur.description else []
 
         return self._run(write, writing=True)

@@ -204,6 +204,11 @@ async def _first_connect(conninfo: str, bound: float) -> None:
         return
 
 
+# Named queries Citus cannot run, and the driver's variant it runs instead on a
+# distributed store (same parameters, same rows back).
+CITUS_VARIANTS = {"runs_claim_orphans": "routed_claim_orphans"}
+
+
 async def is_distributed(conn: Conn) -> bool:
     """True when the store's ``runs`` table is distributed by Citus."""
     cur = await conn.execute(
@@ -444,22 +449,29 @@ class AsyncPostgresBackend:
 
         return await self._run(read, writing=False)
 
+    async def _sql(self, conn: Conn, name: str) -> str:
+        """The named query's text; its Citus variant on a distributed store."""
+        if name in CITUS_VARIANTS:
+            if self._distributed is None:
+                self._distributed = await is_distributed(conn)
+            if self._distributed:
+                return self._queries[CITUS_VARIANTS[name]]
+        return self._queries[name]
+
     async def read(self, name: str, params: Params) -> list[Row]:
         """Run a named read-only statement."""
-        sql = self._queries[name]
 
         async def read(conn: Conn) -> list[Row]:
-            cur = await conn.execute(sql, params)
+            cur = await conn.execute(await self._sql(conn, name), params)
             return await cur.fetchall() if cur.description else []
 
         return await self._run(read, writing=False)
 
     async def write(self, name: str, params: Params) -> list[Row]:
         """Run a named single-statement write; autocommit makes it its own transaction."""
-        sql = self._queries[name]
 
         async def write(conn: Conn) -> list[Row]:
-            cur = await conn.execute(sql, params)
+            cur = await conn.execute(await self._sql(conn, name), params)
             return await cur.fetchall() if cur.description else []
 
         return await self._run(write, writing=True)

@@ -2,7 +2,7 @@
 agentckpt itself when it migrated.
 
 One schema is migrated (and distributed) once per session; each test gets it emptied
-(TRUNCATE of every table but ``schema_migrations``), since distributing ten tables takes
+(DELETE of every table but ``schema_migrations``), since distributing ten tables takes
 about a second and a fresh schema per test would cost minutes.
 """
 
@@ -13,19 +13,9 @@ import pytest
 
 from agentckpt import Store
 from tests.clusters.citus import CitusCluster
+from tests.scale.reuse import TABLES
 
 SCHEMA = "scale_citus"
-TABLES = (
-    "runs",
-    "steps",
-    "blobs",
-    "effects",
-    "history",
-    "events",
-    "run_threads",
-    "step_index",
-    "step_writes",
-)
 
 
 @pytest.fixture(scope="session")
@@ -41,7 +31,8 @@ def empty(url: str) -> None:
     base = url.split("?")[0]
     with psycopg.connect(base, autocommit=True) as conn:
         conn.execute(f"SET search_path = {SCHEMA}")
-        conn.execute(f"TRUNCATE {', '.join(TABLES)}")
+        for table in TABLES:
+            conn.execute(f"DELETE FROM {table}")
 
 
 @pytest.fixture(params=["citus"])

@@ -162,3 +162,25 @@ ON CONFLICT (run_id, step) DO UPDATE SET
     updated_at = EXCLUDED.updated_at
 WHERE s.is_open
 RETURNING s.run_id, s.created_at, s.updated_at;
+
+-- name: routed_claim_orphans
+-- runs_claim_orphans on Citus, which refuses FOR UPDATE across shards: the candidates are
+-- read from every shard, then claimed by one UPDATE whose WHERE repeats the expiry test.
+-- Two recovery workers racing for a run: the second waits for the first's row lock, then
+-- re-checks the WHERE against the claimed row (its lease is live now) and skips it, so a
+-- run is still claimed once; it waits where SKIP LOCKED would not.
+UPDATE runs r SET
+    lease_owner      = %(owner)s,
+    lease_epoch      = r.lease_epoch + 1,
+    lease_expires_at = now() + make_interval(secs => %(ttl)s),
+    heartbeat_at     = now()
+WHERE r.run_id IN (
+        SELECT run_id FROM runs
+        WHERE status = 'active'
+          AND kind = %(kind)s
+          AND agent_id IN (SELECT jsonb_array_elements_text(%(agent_ids)s::jsonb))
+          AND lease_expires_at < now()
+        ORDER BY lease_expires_at, run_id
+        LIMIT %(limit)s)
+  AND r.status = 'active' AND r.lease_expires_at < now()
+RETURNING r.run_id, r.lease_owner, r.lease_epoch, r.lease_expires_at;
