@@ -16,11 +16,18 @@ TABLES = (
 )
 
 
+# Fixtures that name a plain PostgreSQL or SQLite store.
+PLAIN_FIXTURES = {"pg_url", "sqlite_url", "pg_blank_url", "blank_url"}
+
+
 def only_on_this_store(namespace: dict[str, object]) -> None:
     """Drop the imported tests that ask for a plain PostgreSQL or SQLite store by name
-    (``pg_url``, ``sqlite_url``): they run in their own suites already."""
+    (``pg_url``, ``sqlite_url``, ``blank_url``): they run in their own suites already."""
     for name, value in list(namespace.items()):
         code = getattr(value, "__code__", None)
         names = set(code.co_varnames) if code is not None else set()
-        if name.startswith("test_") and {"pg_url", "sqlite_url", "pg_blank_url"} & names:
+        if (
+            name.startswith("test_")
+            and {"pg_url", "sqlite_url", "pg_blank_url", "blank_url"} & names
+        ):
             del namespace[name]

@@ -203,6 +203,27 @@ def _first_connect(conninfo: str, bound: float) -> None:
         return
 
 
+def check_search_path(conn: Conn, schema: str) -> None:
+    """Fail unless the server gave the connection the store's schema first in its
+    search_path: a pooler that drops libpq's ``options`` startup parameter (PgBouncer's
+    ``ignore_startup_parameters = options``) would otherwise send every statement to
+    ``public``, silently sharing tables with any other store there."""
+    cur = conn.execute("SELECT current_setting('search_path') AS path")
+    row = cur.fetchone()
+    path = str(row["path"]) if row else ""
+    first = path.split(",")[0].strip().strip('"')
+    if first != schema:
+        info = conn.info
+        raise ConfigurationError(
+            f"the server runs this store's connections with search_path={path!r}, not "
+            f"{schema!r}: the options=-c search_path=... agentckpt sends at connect were "
+            "dropped on the way (PgBouncer with ignore_startup_parameters = options does "
+            f"that). Set it on the server instead: ALTER ROLE {info.user} IN DATABASE "
+            f"{info.dbname} SET search_path = {schema}; (docs/operations.md, "
+            "'Behind PgBouncer')"
+        )
+
+
 # Named queries Citus cannot run, and the driver's variant it runs instead on a
 # distributed store (same parameters, same rows back).
 CITUS_VARIANTS = {"runs_claim_orphans": "routed_claim_orphans"}
@@ -306,6 +327,12 @@ class PostgresBackend:
                 f"could not connect to PostgreSQL within {options.wait:g} s; check the URL "
                 "and that the server is up"
             ) from exc
+        try:
+            with pool.connection(timeout=options.wait) as conn:
+                check_search_path(conn, options.schema)
+        except BaseException:
+            pool.close()
+            raise
         return cls(
             pool,
             schema=options.schema,
