@@ -436,7 +436,9 @@ class PostgresBackend:
             with conn.transaction():
                 conn.execute(q["migration_lock"])
                 self.layout_report = lay_out(conn, self.schema, self.layout)
-            self._distributed = self.layout_report.mode == "citus"
+            # Found again at the next commit: tables distributed by hand (distribute=off)
+            # are routed as well.
+            self._distributed = None
             return applied
 
         try:

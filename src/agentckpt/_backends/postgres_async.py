@@ -439,7 +439,9 @@ class AsyncPostgresBackend:
             async with conn.transaction():
                 await conn.execute(q["migration_lock"])
                 self.layout_report = await lay_out(conn, self.schema, self.layout)
-            self._distributed = self.layout_report.mode == "citus"
+            # Found again at the next commit: tables distributed by hand (distribute=off)
+            # are routed as well.
+            self._distributed = None
             return applied
 
         try:
