@@ -220,8 +220,8 @@ async def check_search_path(conn: Conn, schema: str) -> None:
             f"{schema!r}: the options=-c search_path=... agentckpt sends at connect were "
             "dropped on the way (PgBouncer with ignore_startup_parameters = options does "
             f"that). Set it on the server instead: ALTER ROLE {info.user} IN DATABASE "
-            f"{info.dbname} SET search_path = {schema}; (docs/operations.md, "
-            "'Behind PgBouncer')"
+            f"{info.dbname} SET search_path = {schema}; (docs/scaling.md, "
+            "'PgBouncer')"
         )
 
 
