@@ -8,6 +8,8 @@ about a second and a fresh schema per test would cost minutes.
 
 from __future__ import annotations
 
+import uuid
+
 import psycopg
 import pytest
 
@@ -39,4 +41,5 @@ def empty(url: str) -> None:
 def url(citus_store_url: str) -> str:
     """The session's Citus store, emptied for this test."""
     empty(citus_store_url)
-    return citus_store_url
+    # A name of its own, as test_failures.py's url gives: its tests kill backends by it.
+    return f"{citus_store_url}&application_name=agentckpt_test_{uuid.uuid4().hex[:12]}"

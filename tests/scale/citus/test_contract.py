@@ -9,3 +9,6 @@ from tests.contract.test_store import *  # noqa: F403
 from tests.scale.reuse import only_on_this_store
 
 only_on_this_store(globals())
+# Its helper calls pg_terminate_backend(<int>), ambiguous on Citus (which adds a bigint
+# overload for global process ids); a worker SIGKILLed under load is test_batches.py's.
+del test_killed_connections_are_replaced  # noqa: F821

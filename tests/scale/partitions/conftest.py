@@ -49,4 +49,5 @@ def url(partitioned_url: str) -> str:
         # files for each of them (a second per test on a loaded machine).
         for table in TABLES:
             conn.execute(f"DELETE FROM {table}")
-    return partitioned_url
+    # A name of its own, as test_failures.py's url gives: its tests kill backends by it.
+    return f"{partitioned_url}&application_name=agentckpt_test_{uuid.uuid4().hex[:12]}"

@@ -52,4 +52,5 @@ def url(pg_cluster: PgCluster, bounced_url: str) -> str:
     with psycopg.connect(bounced_url.split("?")[0], prepare_threshold=None) as conn:
         for table in TABLES:
             conn.execute(f"DELETE FROM agentckpt.{table}")
-    return bounced_url
+    # A name of its own, as test_failures.py's url gives: its tests kill backends by it.
+    return f"{bounced_url}&application_name=agentckpt_test_{uuid.uuid4().hex[:12]}"
