@@ -26,6 +26,7 @@ STEP: dict[str, Any] = {
     "raw_bytes": 2,
     "state_bytes": 2,
     "checksum": b"c",
+    "token": b"t",
     "expected_step": 2,
     "expected_version": 1,
     "epoch": None,

@@ -15,9 +15,11 @@ import psycopg
 from psycopg.rows import dict_row
 
 from agentckpt import AsyncStore, Store
+from agentckpt._backends.postgres import SET_TENANT
 from agentckpt._backends.routing import ShardRouter
 from agentckpt._backends.sql import load_queries
 from agentckpt._core.writes import BlobRow, Committed
+from agentckpt.tenancy.names import DEFAULT_TENANT
 from tests.clusters.citus import CitusCluster
 from tests.scale.citus.conftest import SCHEMA
 from tests.support.writes import step_write
@@ -45,7 +47,7 @@ def test_a_batch_is_one_single_worker_transaction_per_worker(
         conn.add_notice_handler(
             lambda d: remote.append(f"{d.message_primary} {d.message_detail or ''}")
         )
-        router = ShardRouter(load_queries("postgres"))
+        router = ShardRouter(load_queries("postgres"), SET_TENANT, {"tenant": DEFAULT_TENANT})
         parts = router.parts(conn, [step_write(r) for r in runs])
         outcomes = router.commit(conn, [step_write(r) for r in runs])
     assert len(parts) == 2, "12 runs hash to both workers"
@@ -69,7 +71,7 @@ def test_a_failing_write_undoes_its_workers_part_and_only_that(
 ) -> None:
     runs = _new_runs(url, 12)
     with _router_conn(url) as conn:
-        router = ShardRouter(load_queries("postgres"))
+        router = ShardRouter(load_queries("postgres"), SET_TENANT, {"tenant": DEFAULT_TENANT})
         writes = [
             dataclasses.replace(step_write(r), blobs=(BlobRow(f"d{i}", "raw", 1, b"x"),))
             for i, r in enumerate(runs)
