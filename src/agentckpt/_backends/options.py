@@ -32,6 +32,8 @@ DEFAULT_GROUP_COMMIT = MAX_WRITES
 DEFAULT_OUTAGE_LIMIT = 60.0
 # A PostgreSQL schema name agentckpt can put in search_path without quoting.
 SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+# The values of the distribute setting.
+DISTRIBUTE = re.compile(r"^(auto|off)$")
 
 
 def _count(minimum: int) -> dict[str, Any]:
@@ -88,6 +90,11 @@ class PostgresOptions:
     ``tenant``: whose rows the store reads and writes; the store sets it at the start of
     every transaction, and row-level security binds the connection's role to it
     (``docs/security.md``).
+    ``distribute``: ``auto`` distributes the tables by ``run_id`` when migrating a
+    database with the ``citus`` extension; ``off`` leaves them as the migrations make
+    them (distribute by hand). ``partitions``: 0, or N >= 2 to create the tables
+    ``PARTITION BY HASH (run_id)`` with N partitions when migrating a fresh schema
+    (:mod:`agentckpt._backends.distribution_async`).
     """
 
     schema: str = field(default="agentckpt", metadata={"kind": str, "pattern": SCHEMA_NAME})
@@ -102,6 +109,8 @@ class PostgresOptions:
     reconnect_initial_delay: float = field(default=0.1, metadata=_seconds())
     reconnect_max_delay: float = field(default=1.0, metadata=_seconds())
     tenant: str = field(default=DEFAULT_TENANT, metadata=_TENANT)
+    distribute: str = field(default="auto", metadata={"kind": str, "pattern": DISTRIBUTE})
+    partitions: int = field(default=0, metadata=_count(0))
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -213,5 +222,9 @@ def resolve_options(
         raise ConfigurationError(
             f"setting reconnect_initial_delay={backend.reconnect_initial_delay:g} must not "
             f"exceed reconnect_max_delay={backend.reconnect_max_delay:g}"
+        )
+    if isinstance(backend, PostgresOptions) and backend.partitions == 1:
+        raise ConfigurationError(
+            "setting partitions=1 would make one partition: use 0 (no partitions) or at least 2"
         )
     return backend, commit

@@ -33,6 +33,7 @@ from psycopg_pool.base import AttemptWithBackoff
 
 from agentckpt import _compat
 from agentckpt._backends.base import Params
+from agentckpt._backends.distribution_async import Layout, LayoutReport, describe, lay_out
 from agentckpt._backends.options import PostgresOptions
 from agentckpt._backends.pg_arrays import (
     PgArray,
@@ -50,6 +51,7 @@ from agentckpt._backends.pg_errors import (
     retry_kind,
     translate,
 )
+from agentckpt._backends.routing_async import AsyncShardRouter
 from agentckpt._backends.sql import load_migrations, load_queries
 from agentckpt._core.writes import CommitOutcome, Committed, Refused, Row, StepWrite
 from agentckpt.errors import (
@@ -61,6 +63,8 @@ from agentckpt.errors import (
 from agentckpt.tenancy.names import DEFAULT_TENANT, TENANT_SETTING, check_tenant
 
 T = TypeVar("T")
+# Citus when installed, no partitions: the layout of a store URL without settings.
+DEFAULT_LAYOUT = Layout()
 Conn = psycopg.AsyncConnection[Row]
 
 # The first statement of every transaction: the tenant row-level security binds it to.
@@ -209,6 +213,48 @@ async def _first_connect(conninfo: str, bound: float) -> None:
         return
 
 
+async def check_search_path(conn: Conn, schema: str) -> None:
+    """Fail unless the server gave the connection the store's schema first in its
+    search_path: a pooler that drops libpq's ``options`` startup parameter (PgBouncer's
+    ``ignore_startup_parameters = options``) would otherwise send every statement to
+    ``public``, silently sharing tables with any other store there."""
+    cur = await conn.execute("SELECT current_setting('search_path') AS path")
+    row = await cur.fetchone()
+    path = str(row["path"]) if row else ""
+    first = path.split(",")[0].strip().strip('"')
+    if first != schema:
+        info = conn.info
+        raise ConfigurationError(
+            f"the server runs this store's connections with search_path={path!r}, not "
+            f"{schema!r}: the options=-c search_path=... agentckpt sends at connect were "
+            "dropped on the way (PgBouncer with ignore_startup_parameters = options does "
+            f"that). Set it on the server instead: ALTER ROLE {info.user} IN DATABASE "
+            f"{info.dbname} SET search_path = {schema}; (docs/scaling.md, "
+            "'PgBouncer')"
+        )
+
+
+# Named queries Citus cannot run, and the driver's variant it runs instead on a
+# distributed store (same parameters, same rows back).
+CITUS_VARIANTS = {"runs_claim_orphans": "routed_claim_orphans"}
+
+
+async def is_distributed(conn: Conn) -> bool:
+    """True when the store's ``runs`` table is distributed by Citus."""
+    cur = await conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') AS citus"
+    )
+    row = await cur.fetchone()
+    if not row or not row["citus"]:
+        return False
+    cur = await conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM pg_dist_partition "
+        "WHERE logicalrelid = to_regclass('runs') AND partmethod = 'h') AS distributed"
+    )
+    row = await cur.fetchone()
+    return bool(row and row["distributed"])
+
+
 class AsyncPostgresBackend:
     """A pool of autocommit connections to one PostgreSQL schema.
 
@@ -229,6 +275,7 @@ class AsyncPostgresBackend:
         wait: float = 30.0,
         deadline: float = 15.0,
         tenant: str = DEFAULT_TENANT,
+        layout: Layout = DEFAULT_LAYOUT,
     ) -> None:
         self._pool = pool
         self.tenant = check_tenant(tenant)
@@ -238,6 +285,13 @@ class AsyncPostgresBackend:
         self._wait = wait
         self.deadline = deadline
         self._queries = load_queries("postgres")
+        self.layout = layout
+        # What the last migrate found; None until then (or when opened without migrating).
+        self.layout_report: LayoutReport | None = None
+        # On a Citus store (known at the first commit, or after migrate), batches go
+        # through the router; None: not known yet.
+        self._router: AsyncShardRouter | None = None
+        self._distributed: bool | None = None
         # Each batch in flight holds a connection: at most one per pooled connection.
         self.max_batches = pool.max_size
 
@@ -285,12 +339,19 @@ class AsyncPostgresBackend:
                 f"could not connect to PostgreSQL within {options.wait:g} s; check the URL "
                 "and that the server is up"
             ) from exc
+        try:
+            async with pool.connection(timeout=options.wait) as conn:
+                await check_search_path(conn, options.schema)
+        except BaseException:
+            await pool.close()
+            raise
         return cls(
             pool,
             schema=options.schema,
             wait=options.wait,
             deadline=options.deadline,
             tenant=options.tenant,
+            layout=Layout(options.distribute, options.partitions),
         )
 
     async def _run(
@@ -423,12 +484,18 @@ class AsyncPostgresBackend:
                         {"version": migration.version, "name": migration.name},
                     )
                     applied.append(migration.version)
+            async with conn.transaction():
+                await conn.execute(q["migration_lock"])
+                self.layout_report = await lay_out(conn, self.schema, self.layout)
+            # Found again at the next commit: tables distributed by hand (distribute=off)
+            # are routed as well.
+            self._distributed = None
             return applied
 
         try:
             # No deadline: a migration may rewrite a large table.
             return await self._run(apply, writing=True, bounded=False)
-        except MigrationError:
+        except (MigrationError, ConfigurationError):
             raise
         except Exception as exc:
             if isinstance(exc, UnavailableError):
@@ -450,21 +517,37 @@ class AsyncPostgresBackend:
 
         return await self._run(read, writing=False)
 
+    async def layout_state(self) -> dict[str, Any]:
+        """How the store's tables are laid out (Citus nodes, shards, co-location, or hash
+        partitions), for ``agentckpt doctor``."""
+
+        async def read(conn: Conn) -> dict[str, Any]:
+            return await describe(conn, self.schema)
+
+        return await self._run(read, writing=False)
+
+    async def _sql(self, conn: Conn, name: str) -> str:
+        """The named query's text; its Citus variant on a distributed store."""
+        if name in CITUS_VARIANTS:
+            if self._distributed is None:
+                self._distributed = await is_distributed(conn)
+            if self._distributed:
+                return self._queries[CITUS_VARIANTS[name]]
+        return self._queries[name]
+
     async def read(self, name: str, params: Params) -> list[Row]:
         """Run a named read-only statement."""
-        sql = self._queries[name]
 
         async def read(conn: Conn) -> list[Row]:
-            return await self._scoped(conn, sql, params)
+            return await self._scoped(conn, await self._sql(conn, name), params)
 
         return await self._run(read, writing=False)
 
     async def write(self, name: str, params: Params) -> list[Row]:
         """Run a named single-statement write in its own transaction."""
-        sql = self._queries[name]
 
         async def write(conn: Conn) -> list[Row]:
-            return await self._scoped(conn, sql, params)
+            return await self._scoped(conn, await self._sql(conn, name), params)
 
         return await self._run(write, writing=True)
 
@@ -488,10 +571,16 @@ class AsyncPostgresBackend:
     async def commit_batch(self, writes: Sequence[StepWrite]) -> list[CommitOutcome]:
         """Commit steps of different runs in one statement and transaction: guards, blobs,
         history, prunes, seals, steps. A write whose guard fails writes nothing."""
-        params = batch_params(writes)
         q = self._queries
 
         async def commit(conn: Conn) -> list[CommitOutcome]:
+            if self._distributed is None:
+                self._distributed = await is_distributed(conn)
+            if self._distributed:
+                if self._router is None:
+                    self._router = AsyncShardRouter(q, SET_TENANT, {"tenant": self.tenant})
+                return await self._router.commit(conn, writes)
+            params = batch_params(writes)
             rows = await self._scoped(conn, q["commit_steps"], params)
             landed = {row["run_id"]: row for row in rows}
             outcomes: list[CommitOutcome] = []

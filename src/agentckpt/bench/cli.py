@@ -64,9 +64,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--backend",
-        choices=("sqlite", "postgres", "both"),
+        choices=("sqlite", "postgres", "both", "citus"),
         default="both",
-        help="where to run (default both)",
+        help="where to run (default both); citus: agentckpt on --citus-url beside --pg-url "
+        "(agentckpt.bench.citus)",
+    )
+    parser.add_argument(
+        "--citus-url", help="the Citus coordinator, for --backend citus (with the citus extension)"
     )
     parser.add_argument(
         "--pg-url",
@@ -170,6 +174,8 @@ def main(argv: list[str] | None = None) -> int:
     if problem is not None:
         print(problem, file=sys.stderr)
         return 2
+    if args.backend == "citus":
+        return _citus(parser, args)
     try:
         config = _config(args)
     except BenchmarkError as exc:
@@ -202,3 +208,36 @@ def main(argv: list[str] | None = None) -> int:
         args.json.write_text(json.dumps(to_json(results, settings), indent=2, default=str) + "\n")
         log(f"wrote {args.json}")
     return 1 if any(r.errors for r in results) else 0
+
+
+def _citus(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """``--backend citus``: agentckpt on Citus beside the single server (bench/citus.py)."""
+    from agentckpt.bench.citus import compare, render
+
+    if not args.citus_url:
+        parser.error("--backend citus needs --citus-url (the coordinator)")
+    quick = args.quick
+    agents = args.agents or (8 if quick else 200)
+    turns = args.turns or (3 if quick else 10)
+    steps = args.steps or (20 if quick else 500)
+
+    def log(line: str) -> None:
+        if not args.quiet:
+            print(f"[{time.strftime('%H:%M:%S')}] {line}", file=sys.stderr, flush=True)
+
+    result = asyncio.run(
+        compare(
+            pg_url=args.pg_url,
+            citus_url=args.citus_url,
+            agents=agents,
+            turns=turns,
+            steps=steps,
+            pool=args.pool_size,
+            prefix=args.schema_prefix,
+            keep=args.keep,
+            log=log,
+        )
+    )
+    print(f"agents {agents}, turns {turns}, long-run steps {steps}, pool {args.pool_size}")
+    print(render(result))
+    return 0

@@ -54,14 +54,18 @@ def filesystem_type(path: Path, mounts: str | None = None) -> str | None:
 def diagnose(url: str) -> tuple[str, list[Finding]]:
     """Connect to ``url`` and return its dialect and the findings."""
     from agentckpt.cli.durability import assess_postgres, assess_sqlite
+    from agentckpt.cli.layout_report import assess_layout
     from agentckpt.cli.target import open_store, sqlite_path
 
     with open_store(url) as store:
         settings = durability_settings(store)
         standbys = replication_state(store)
         dialect = store.backend.dialect
-    if dialect == "postgresql":
-        return dialect, assess_postgres(settings, standbys)
+        # Only the PostgreSQL backend has a layout to report.
+        layout_state = getattr(store.backend, "layout_state", None)
+        layout = layout_state() if layout_state is not None else None
+    if layout is not None:
+        return dialect, assess_postgres(settings, standbys) + assess_layout(layout)
     path = sqlite_path(url)
     if path is None:
         return dialect, assess_sqlite(

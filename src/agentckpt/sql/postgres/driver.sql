@@ -53,7 +53,10 @@ WITH c AS (
         metadata      = CASE WHEN c.metadata IS NULL THEN r.metadata
                              ELSE r.metadata || c.metadata::jsonb END
     FROM c
-    WHERE r.run_id = c.run_id
+    -- The = ANY(run_ids) filters repeat the join so that Citus (and hash partitions)
+    -- prune to the shards of the batch's runs; without them every commit touched every
+    -- shard, a two-phase commit across all workers.
+    WHERE r.run_id = c.run_id AND r.run_id = ANY(%(run_ids)b::uuid[])
       AND r.head_step IS NOT DISTINCT FROM c.expected_step
       AND r.head_version = c.expected_version
       AND (c.epoch IS NULL OR r.lease_epoch = c.epoch)
@@ -76,23 +79,111 @@ WITH c AS (
     JOIN head USING (run_id) JOIN c USING (run_id)
 ), pruned AS (
     DELETE FROM steps s USING c JOIN head USING (run_id)
-    WHERE s.run_id = c.run_id AND s.step < c.prune_below
+    WHERE s.run_id = c.run_id AND s.run_id = ANY(%(run_ids)b::uuid[])
+      AND s.step < c.prune_below
 ), sealed AS (
     UPDATE steps s SET is_open = false
     FROM c JOIN head USING (run_id)
-    WHERE s.run_id = c.run_id AND s.step = c.seal_step AND s.is_open
+    WHERE s.run_id = c.run_id AND s.run_id = ANY(%(run_ids)b::uuid[])
+      AND s.step = c.seal_step AND s.is_open
 )
 INSERT INTO steps AS s (run_id, step, parent_step, kind, is_open, codec, payload,
                         state_version, write_version, raw_bytes, state_bytes, checksum,
-                        write_token)
+                        write_token, updated_at)
 SELECT c.run_id, c.step, c.parent_step, c.kind, c.is_open, c.codec, c.payload,
-       c.state_version, c.write_version, c.raw_bytes, c.state_bytes, c.checksum, c.token
+       c.state_version, c.write_version, c.raw_bytes, c.state_bytes, c.checksum, c.token,
+       now()
 FROM c JOIN head USING (run_id)
 ON CONFLICT (run_id, step) DO UPDATE SET
     parent_step = EXCLUDED.parent_step, kind = EXCLUDED.kind, is_open = EXCLUDED.is_open,
     codec = EXCLUDED.codec, payload = EXCLUDED.payload, state_version = EXCLUDED.state_version,
     write_version = EXCLUDED.write_version, raw_bytes = EXCLUDED.raw_bytes,
     state_bytes = EXCLUDED.state_bytes, checksum = EXCLUDED.checksum,
-    write_token = EXCLUDED.write_token, updated_at = now()
+    write_token = EXCLUDED.write_token,
+    -- EXCLUDED, not now(): Citus allows only IMMUTABLE functions in DO UPDATE SET.
+    updated_at = EXCLUDED.updated_at
 WHERE s.is_open
 RETURNING s.run_id, s.created_at, s.updated_at;
+
+-- The routed commit: on Citus, commit_steps's unnest() makes every step a subplan whose
+-- intermediate results Citus sends to every worker, so each commit became a two-phase
+-- commit across all of them. A distributed store instead commits each run with these
+-- statements, each filtered on one run_id (Citus routes it to that run's shard, one task
+-- on one worker), a batch's runs of one worker in one transaction (routing_async.py).
+
+-- name: routed_nodes
+-- The worker (node group) holding each run's shard.
+SELECT r.run_id, p.groupid
+FROM unnest(%(run_ids)s::uuid[]) AS r(run_id)
+JOIN pg_dist_placement p ON p.shardid = get_shard_id_for_distribution_column('runs', r.run_id);
+
+-- name: routed_guard
+UPDATE runs r SET
+    head_step     = %(step)s,
+    head_version  = %(write_version)s,
+    head_open     = %(is_open)s,
+    snapshot_step = %(snapshot_step)s,
+    chain_bytes   = %(chain_bytes)s,
+    heartbeat_at  = now(),
+    updated_at    = now(),
+    metadata      = CASE WHEN %(metadata)s::text IS NULL THEN r.metadata
+                         ELSE r.metadata || %(metadata)s::jsonb END
+WHERE r.run_id = %(run_id)s
+  AND r.head_step IS NOT DISTINCT FROM %(expected_step)s::bigint
+  AND r.head_version = %(expected_version)s
+  AND (%(epoch)s::bigint IS NULL OR r.lease_epoch = %(epoch)s::bigint)
+RETURNING r.run_id;
+
+-- name: routed_blob
+INSERT INTO blobs (run_id, digest, codec, size, data)
+VALUES (%(run_id)s, %(digest)s, %(codec)s, %(size)s, %(data)s)
+ON CONFLICT (run_id, digest) DO NOTHING;
+
+-- name: routed_history
+INSERT INTO history (run_id, seq, step, item_count, codec, payload, raw_bytes)
+VALUES (%(run_id)s, %(seq)s, %(step)s, %(item_count)s, %(codec)s, %(payload)s, %(raw_bytes)s);
+
+-- name: routed_prune
+DELETE FROM steps WHERE run_id = %(run_id)s AND step < %(prune_below)s;
+
+-- name: routed_seal
+UPDATE steps SET is_open = false
+WHERE run_id = %(run_id)s AND step = %(seal_step)s AND is_open;
+
+-- name: routed_step
+INSERT INTO steps AS s (run_id, step, parent_step, kind, is_open, codec, payload,
+                        state_version, write_version, raw_bytes, state_bytes, checksum,
+                        write_token, updated_at)
+VALUES (%(run_id)s, %(step)s, %(parent_step)s, %(kind)s, %(is_open)s, %(codec)s, %(payload)s,
+        %(state_version)s, %(write_version)s, %(raw_bytes)s, %(state_bytes)s, %(checksum)s,
+        %(token)s, now())
+ON CONFLICT (run_id, step) DO UPDATE SET
+    parent_step = EXCLUDED.parent_step, kind = EXCLUDED.kind, is_open = EXCLUDED.is_open,
+    codec = EXCLUDED.codec, payload = EXCLUDED.payload, state_version = EXCLUDED.state_version,
+    write_version = EXCLUDED.write_version, raw_bytes = EXCLUDED.raw_bytes,
+    state_bytes = EXCLUDED.state_bytes, checksum = EXCLUDED.checksum,
+    write_token = EXCLUDED.write_token, updated_at = EXCLUDED.updated_at
+WHERE s.is_open
+RETURNING s.run_id, s.created_at, s.updated_at;
+
+-- name: routed_claim_orphans
+-- runs_claim_orphans on Citus, which refuses FOR UPDATE across shards: the candidates are
+-- read from every shard, then claimed by one UPDATE whose WHERE repeats the expiry test.
+-- Two recovery workers racing for a run: the second waits for the first's row lock, then
+-- re-checks the WHERE against the claimed row (its lease is live now) and skips it, so a
+-- run is still claimed once; it waits where SKIP LOCKED would not.
+UPDATE runs r SET
+    lease_owner      = %(owner)s,
+    lease_epoch      = r.lease_epoch + 1,
+    lease_expires_at = now() + make_interval(secs => %(ttl)s),
+    heartbeat_at     = now()
+WHERE r.run_id IN (
+        SELECT run_id FROM runs
+        WHERE status = 'active'
+          AND kind = %(kind)s
+          AND agent_id IN (SELECT jsonb_array_elements_text(%(agent_ids)s::jsonb))
+          AND lease_expires_at < now()
+        ORDER BY lease_expires_at, run_id
+        LIMIT %(limit)s)
+  AND r.status = 'active' AND r.lease_expires_at < now()
+RETURNING r.run_id, r.lease_owner, r.lease_epoch, r.lease_expires_at;

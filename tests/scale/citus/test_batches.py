@@ -1,0 +1,150 @@
+"""Group commit on Citus: a batch is one transaction per worker, never a two-phase commit;
+a run's writes land together or not at all; a worker killed mid-batch loses no
+acknowledged commit."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import re
+import time
+import uuid
+from typing import Any
+
+import psycopg
+from psycopg.rows import dict_row
+
+from agentckpt import AsyncStore, Store
+from agentckpt._backends.postgres import SET_TENANT
+from agentckpt._backends.routing import ShardRouter
+from agentckpt._backends.sql import load_queries
+from agentckpt._core.writes import BlobRow, Committed
+from agentckpt.tenancy.names import DEFAULT_TENANT
+from tests.clusters.citus import CitusCluster
+from tests.scale.citus.conftest import SCHEMA
+from tests.support.writes import step_write
+
+
+def _router_conn(url: str) -> psycopg.Connection[Any]:
+    conn = psycopg.connect(url.split("?")[0], autocommit=True, row_factory=dict_row)
+    conn.execute(f"SET search_path = {SCHEMA}")
+    return conn
+
+
+def _new_runs(url: str, count: int) -> list[uuid.UUID]:
+    with Store.connect(url) as store:
+        return [store.create_run().run_id for _ in range(count)]
+
+
+def test_a_batch_is_one_single_worker_transaction_per_worker(
+    citus_cluster: CitusCluster, url: str
+) -> None:
+    runs = _new_runs(url, 12)
+    remote: list[str] = []
+    with _router_conn(url) as conn:
+        conn.execute("SET citus.log_remote_commands = on")
+        conn.execute("SET client_min_messages = log")
+        conn.add_notice_handler(
+            lambda d: remote.append(f"{d.message_primary} {d.message_detail or ''}")
+        )
+        router = ShardRouter(load_queries("postgres"), SET_TENANT, {"tenant": DEFAULT_TENANT})
+        parts = router.parts(conn, [step_write(r) for r in runs])
+        outcomes = router.commit(conn, [step_write(r) for r in runs])
+    assert len(parts) == 2, "12 runs hash to both workers"
+    assert all(isinstance(o, Committed) for o in outcomes)
+    assert not [line for line in remote if "PREPARE TRANSACTION" in line]
+    commits = [line for line in remote if line.startswith("issuing COMMIT")]
+    assert len(commits) == 2, remote
+    # Between a BEGIN and its COMMIT, every command goes to one server.
+    servers: set[str] = set()
+    for line in remote:
+        match = re.search(r"on server \S+@(\S+) ", line)
+        if match:
+            servers.add(match[1])
+        if line.startswith("issuing COMMIT"):
+            assert len(servers) == 1, servers
+            servers = set()
+
+
+def test_a_failing_write_undoes_its_workers_part_and_only_that(
+    citus_cluster: CitusCluster, url: str
+) -> None:
+    runs = _new_runs(url, 12)
+    with _router_conn(url) as conn:
+        router = ShardRouter(load_queries("postgres"), SET_TENANT, {"tenant": DEFAULT_TENANT})
+        writes = [
+            dataclasses.replace(step_write(r), blobs=(BlobRow(f"d{i}", "raw", 1, b"x"),))
+            for i, r in enumerate(runs)
+        ]
+        parts = router.parts(conn, writes)
+        # The last write of the last worker's part breaks the steps.kind CHECK after its
+        # guard and blob went through: that part must roll back whole, and the part sent
+        # before it (the other worker) stays committed.
+        bad = parts[-1][-1]
+        writes = [dataclasses.replace(w, kind="bogus") if w is bad else w for w in writes]
+        try:
+            router.commit(conn, writes)
+        except psycopg.errors.CheckViolation:
+            pass
+        else:
+            raise AssertionError("the bogus write was accepted")
+        undone = {w.run_id for w in parts[-1]}
+        rows = conn.execute(
+            "SELECT r.run_id, r.head_step, (SELECT count(*) FROM blobs b "
+            "WHERE b.run_id = r.run_id) AS blobs, (SELECT count(*) FROM steps s "
+            "WHERE s.run_id = r.run_id) AS steps FROM runs r WHERE r.run_id = ANY(%s)",
+            [runs],
+        ).fetchall()
+    assert len(rows) == 12
+    for row in rows:
+        landed = (row["head_step"], row["blobs"], row["steps"])
+        if row["run_id"] in undone:
+            assert landed == (None, 0, 0), row  # the whole part rolled back
+        else:
+            assert landed == (1, 1, 1), row  # the other worker's part is committed
+
+
+def test_a_worker_killed_mid_batch_loses_no_acknowledged_commit(
+    citus_cluster: CitusCluster, url: str
+) -> None:
+    victim = citus_cluster.workers[0]
+    acknowledged: dict[uuid.UUID, int] = {}
+    failures: list[str] = []
+
+    async def writer(store: AsyncStore, run: uuid.UUID, steps: int) -> None:
+        step = 1
+        while step <= steps:
+            try:
+                await store.commit(run, {"step": step, "pad": "x" * 200}, step=step)
+            except Exception as exc:  # the worker is down: retry the same commit
+                failures.append(type(exc).__name__)
+                await asyncio.sleep(0.05)
+                continue
+            acknowledged[run] = step
+            step += 1
+
+    async def killer() -> None:
+        await asyncio.sleep(0.3)
+        await asyncio.to_thread(victim.kill)
+        await asyncio.sleep(0.5)
+        await asyncio.to_thread(victim.start)
+
+    async def main() -> None:
+        async with await AsyncStore.connect(url, outage_limit=30.0, wait=10.0) as store:
+            runs = [(await store.create_run()).run_id for _ in range(24)]
+            await asyncio.gather(killer(), *(writer(store, r, 15) for r in runs))
+
+    started = time.monotonic()
+    try:
+        asyncio.run(main())
+    finally:
+        if not victim.running:
+            victim.start()
+    assert time.monotonic() - started < 60
+    assert failures, "the kill interrupted no commit: the test proved nothing"
+    with Store.connect(url) as store:
+        for run, step in acknowledged.items():
+            latest = store.latest(run)
+            assert latest is not None, run
+            assert latest.step == step == 15, (run, step)
+            assert latest.state == {"step": 15, "pad": "x" * 200}

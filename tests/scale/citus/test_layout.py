@@ -1,0 +1,51 @@
+"""What migrate lays out on Citus: every run_id table distributed and co-located with
+runs, schema_migrations a reference table; idempotent; distribute=off leaves it alone."""
+
+from __future__ import annotations
+
+import uuid
+
+import psycopg
+
+from agentckpt import Store
+from tests.clusters.citus import CitusCluster
+from tests.scale.citus.conftest import SCHEMA
+from tests.scale.reuse import TABLES
+
+_LAYOUT = """
+SELECT c.relname, p.partmethod, p.colocationid
+FROM pg_dist_partition p JOIN pg_class c ON c.oid = p.logicalrelid
+JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = %s
+"""
+
+
+def _layout(cluster: CitusCluster, schema: str) -> dict[str, tuple[str, int]]:
+    return {name: (method, colocation) for name, method, colocation in
+            cluster.coordinator.sql(_LAYOUT, [schema])}  # fmt: skip
+
+
+def test_migrate_distributes_every_table_colocated_with_runs(
+    citus_cluster: CitusCluster, url: str
+) -> None:
+    layout = _layout(citus_cluster, SCHEMA)
+    assert set(layout) == {*TABLES, "schema_migrations"}
+    assert layout["schema_migrations"][0] == "n"
+    assert {layout[t] for t in TABLES} == {("h", layout["runs"][1])}
+    with Store.connect(url) as store:  # migrating again changes nothing
+        store.migrate()
+        assert store.backend.layout_report.changed == ()  # type: ignore[attr-defined]
+    assert _layout(citus_cluster, SCHEMA) == layout
+
+
+def test_distribute_off_leaves_the_tables_local(citus_cluster: CitusCluster) -> None:
+    schema = f"local_{uuid.uuid4().hex[:8]}"
+    url = f"{citus_cluster.url}?schema={schema}&distribute=off"
+    try:
+        with Store.connect(url) as store:
+            run = store.create_run().run_id
+            store.commit(run, {"a": 1})
+            assert store.latest(run).state == {"a": 1}
+        assert _layout(citus_cluster, schema) == {}
+    finally:
+        with psycopg.connect(citus_cluster.url, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
