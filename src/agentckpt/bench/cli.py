@@ -58,7 +58,7 @@ _QUICK_AGENTS = (1, 4)
 _FULL_AGENTS = (1, 10, 100, 1000)
 # The default subjects; "all" adds the compiled LangGraph graphs (opt-in: slow).
 _SUBJECTS = ("agentckpt", "seed000", "floor", "batched", "langgraph")
-_OPT_IN = ("graph", "graph-agentckpt")
+_OPT_IN = ("graph", "graph_agentckpt")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -192,7 +192,7 @@ async def _long_runs(
     run_spec = generate_long_run(config.seed, config.steps, keys)
     cases = results.long_runs.setdefault(keys, {})
     for kind in kinds:
-        if getattr(kind, "long_run", None) is None:
+        if not getattr(kind, "has_long_run", True):
             continue  # a subject of the conversation workload only
 
         async def long_run(place: Place, kind: SubjectKind = kind) -> Any:

@@ -277,7 +277,7 @@ async def measure_curves(
         )
         log(f"{site.dialect}: {where}: {config.turns} turns")
     for kind in kinds:
-        if getattr(kind, "long_run", None) is None:
+        if not getattr(kind, "has_long_run", True):
             continue
         where = f"curve: {kind.name} bytes by step"
         await _guard(
