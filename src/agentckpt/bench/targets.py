@@ -56,11 +56,11 @@ def _ratio(
 def _limit(
     results: BackendResults, target: str, value: float | None, limit: float, unit: str
 ) -> Verdict:
-    """``value`` under ``limit`` milliseconds, or at most ``limit`` rows."""
+    """``value`` at most ``limit`` milliseconds, or at most ``limit`` rows."""
     if value is None:
         return Verdict(results.dialect, target, "not measured", None)
     if unit == "ms":
-        return Verdict(results.dialect, target, f"{value:.2f} ms", value < limit)
+        return Verdict(results.dialect, target, f"{value:.2f} ms", value <= limit)
     return Verdict(results.dialect, target, f"{value:.0f} {unit}", value <= limit)
 
 
