@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import json
 import re
 import shlex
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentckpt.bench.errors import BenchmarkError
-from agentckpt.bench.extra import missing_extra
+from agentckpt.bench.extra import INSTALL, missing_extra
 
 if TYPE_CHECKING:
     from agentckpt.bench.curves.runs import CurveConfig
@@ -236,6 +237,11 @@ def _curves(args: argparse.Namespace, sizes: dict[str, Any]) -> CurveConfig | No
     )
 
 
+def has_matplotlib() -> bool:
+    """Whether ``--plots`` can draw (matplotlib is in the bench extra)."""
+    return importlib.util.find_spec("matplotlib") is not None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark; 0 when every subject ran, 1 when one failed, 2 on bad usage.
 
@@ -252,6 +258,10 @@ def main(argv: list[str] | None = None) -> int:
         config = _config(args)
     except BenchmarkError as exc:
         parser.error(str(exc))
+    if args.plots is not None and not has_matplotlib():
+        # Said before the run, not after it: a full run takes most of an hour.
+        print(f"agentckpt bench: --plots needs matplotlib: {INSTALL}", file=sys.stderr)
+        return 2
 
     # Only now: these modules import psycopg (the bench extra).
     from agentckpt.bench.environment import describe_environment

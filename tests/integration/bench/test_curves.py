@@ -94,3 +94,15 @@ def test_batched_floor_groups_concurrent_writes(tmp_path: Path) -> None:
     batched = verdicts["saturated throughput >= 0.25x the batched floor (d)"]
     assert batched["status"] in {"met", "MISSED"}
     assert batched["measured"].endswith("x")
+
+
+def test_plots_without_matplotlib_say_so_before_running(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(cli, "has_matplotlib", lambda: False)
+    code = cli.main(["--quick", "--backend", "sqlite", "--plots", str(tmp_path / "img")])
+    assert code == 2
+    assert capsys.readouterr().err == (
+        "agentckpt bench: --plots needs matplotlib: pip install 'agentckpt[bench]'\n"
+    )
+    assert not (tmp_path / "img").exists()
