@@ -15,12 +15,11 @@
 from __future__ import annotations
 
 import asyncio
-import gc
-import os
+import json
+import sys
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from agentckpt.bench.curves.model import (
@@ -39,8 +38,6 @@ from agentckpt.bench.sites import PostgresSite, SqliteSite
 from agentckpt.bench.subjects import ConversationSubject, Place, SubjectKind
 from agentckpt.bench.subjects.agentckpt import Agentckpt, store_url
 from agentckpt.bench.workload import ConversationSpec, generate_chats
-from agentckpt.store import store_async
-from agentckpt.store.store_async import AsyncStore
 
 __all__ = ["CurveConfig", "measure_curves"]
 
@@ -62,12 +59,6 @@ class CurveConfig:
     memory_runs: int = 10_000
     resumes: int = 50
     seed: int = 0
-
-
-def _rss() -> int:
-    gc.collect()
-    pages = int(Path("/proc/self/statm").read_text().split()[1])
-    return pages * os.sysconf("SC_PAGE_SIZE")
 
 
 async def _resumes(subject: ConversationSubject, spec: ConversationSpec, turns: int, n: int) -> Any:
@@ -216,25 +207,29 @@ async def _memory(site: Site, config: CurveConfig, keep: bool) -> Memory:
     found: list[Memory] = []
 
     async def work(place: Place) -> None:
-        store = await AsyncStore.connect(store_url(place))
-        try:
-            before = _rss()
-            ids = []
-            gate = asyncio.Semaphore(100)
-
-            async def one(index: int) -> None:
-                async with gate:
-                    run = await store.create_run(agent_id=f"agent-{index}")
-                    await store.commit(run.run_id, {"step": 1, "note": f"run {index} " * 8})
-                    ids.append(run.run_id)
-
-            await asyncio.gather(*(one(i) for i in range(config.memory_runs)))
-            after = _rss()
-            # The head cache is private; its size is what "bounded" means here.
-            cached = len(store._heads)
-            found.append(Memory(len(ids), before, after, cached, store_async._HEAD_CACHE_SIZE))
-        finally:
-            await store.close()
+        # A fresh interpreter: this one reuses memory it freed, so its RSS would not grow.
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "agentckpt.bench.curves.memory",
+            store_url(place),
+            str(config.memory_runs),
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        out, err = await process.communicate()
+        if process.returncode != 0:
+            raise ResultMismatchError(f"the memory probe failed: {err.decode()[-500:]}")
+        figures = json.loads(out)
+        found.append(
+            Memory(
+                figures["runs"],
+                figures["rss_before"],
+                figures["rss_after"],
+                figures["cached_heads"],
+                figures["cache_limit"],
+            )
+        )
 
     await _on_place(site, "agentckpt_crvmem", work, keep)
     return found[0]
