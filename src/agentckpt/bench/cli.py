@@ -273,10 +273,11 @@ def main(argv: list[str] | None = None) -> int:
         if not args.quiet:
             print(f"[{time.strftime('%H:%M:%S')}] {line}", file=sys.stderr, flush=True)
 
-    name_connections()  # before any connection opens: the server CPU probe finds them
     started = time.time()
     try:
-        results = asyncio.run(run_benchmark(config, log))
+        # Named before any connection opens, so the server CPU probe finds them.
+        with name_connections():
+            results = asyncio.run(run_benchmark(config, log))
     except BenchmarkError as exc:
         print(f"agentckpt bench: {exc}", file=sys.stderr)
         return 1

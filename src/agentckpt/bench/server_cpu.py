@@ -13,6 +13,8 @@ serve every client of the server, and other engineers share this one.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,9 +26,20 @@ APPLICATION = f"agentckpt-bench-{os.getpid()}"
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
-def name_connections() -> None:
-    """Give every libpq connection this process opens from now on the benchmark's name."""
+@contextmanager
+def name_connections() -> Iterator[None]:
+    """Give every libpq connection opened inside the block the benchmark's name; the
+    previous ``PGAPPNAME`` comes back after it (``main`` may run inside another program,
+    a test suite say, whose own connections must keep their names)."""
+    previous = os.environ.get("PGAPPNAME")
     os.environ["PGAPPNAME"] = APPLICATION
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop("PGAPPNAME", None)
+        else:
+            os.environ["PGAPPNAME"] = previous
 
 
 def _cpu_seconds(pid: int) -> float | None:

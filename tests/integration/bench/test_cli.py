@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 import uuid
@@ -86,6 +87,7 @@ def test_quick_run_on_sqlite(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 
 @pytest.mark.postgres
 def test_quick_run_on_postgres(pg_server_dsn: str, tmp_path: Path) -> None:
+    before = os.environ.get("PGAPPNAME")
     out = tmp_path / "bench.json"
     prefix = f"t_{uuid.uuid4().hex[:8]}"
     code = cli.main(
@@ -111,6 +113,7 @@ def test_quick_run_on_postgres(pg_server_dsn: str, tmp_path: Path) -> None:
     tables = backend["long_run"]["30_keys"]["agentckpt"]["storage"]["tables"]
     assert tables["steps"]["rows"] <= 30
     # The server runs on this machine: its backends' CPU is read from /proc.
+    assert os.environ.get("PGAPPNAME") == before  # the run's name does not outlive it
     for case in backend["conversation"]["saturated"].values():
         assert case["server_cpu_s"] is not None
         assert case["server_cpu_s"] >= 0

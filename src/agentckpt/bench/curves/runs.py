@@ -8,8 +8,9 @@
   resume is timed at turn 30 and at the last turn.
 - Bytes against steps: the 30-key long run of ``steps`` steps, probed every tenth.
 - Throughput against agents: saturated chats for 1, 10, 100 and 1,000 agents.
-- Memory: ``runs`` runs with one committed step each on one ``AsyncStore``; the process's
-  RSS before and after, and how many heads its cache holds.
+- Memory: ``runs`` runs with one committed step each on one ``AsyncStore``, in a fresh
+  interpreter (:mod:`~agentckpt.bench.curves.memory`); its RSS before and after, and how
+  many heads its cache holds.
 """
 
 from __future__ import annotations
