@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import json
 import re
 import shlex
@@ -24,14 +25,25 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentckpt.bench.errors import BenchmarkError
-from agentckpt.bench.extra import missing_extra
+from agentckpt.bench.extra import INSTALL, missing_extra
 
 if TYPE_CHECKING:
+    from agentckpt.bench.curves.runs import CurveConfig
     from agentckpt.bench.runner import BenchConfig
 
 __all__ = ["build_parser", "main"]
 
-_QUICK = {"agents": 4, "turns": 3, "steps": 30, "pace_scale": 0.01, "rounds": 1, "run_resumes": 5}
+_QUICK = {
+    "agents": 4,
+    "turns": 3,
+    "steps": 30,
+    "pace_scale": 0.01,
+    "rounds": 1,
+    "run_resumes": 5,
+    "curve_turns": 40,
+    "curve_steps": 100,
+    "memory_runs": 200,
+}
 _FULL = {
     "agents": 100,
     "turns": 30,
@@ -39,8 +51,15 @@ _FULL = {
     "pace_scale": 1.0,
     "rounds": 3,
     "run_resumes": 200,
+    "curve_turns": 1000,
+    "curve_steps": 10_000,
+    "memory_runs": 10_000,
 }
-_SUBJECTS = ("agentckpt", "seed000", "floor", "langgraph")
+_QUICK_AGENTS = (1, 4)
+_FULL_AGENTS = (1, 10, 100, 1000)
+# The default subjects; "all" adds the compiled LangGraph graphs (opt-in: slow).
+_SUBJECTS = ("agentckpt", "seed000", "floor", "batched", "langgraph")
+_OPT_IN = ("graph", "graph_agentckpt")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -103,7 +122,28 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--subjects",
         default=",".join(_SUBJECTS),
-        help=f"comma-separated subset of {','.join(_SUBJECTS)}",
+        help=f"comma-separated subset of {','.join(_SUBJECTS + _OPT_IN)}, or 'all' "
+        f"(default: {','.join(_SUBJECTS)}; the compiled LangGraph graphs are opt-in)",
+    )
+    parser.add_argument(
+        "--state-keys",
+        default="30,300",
+        help="long-run state shapes, comma-separated numbers of keys (default 30,300)",
+    )
+    parser.add_argument(
+        "--curves", action="store_true", help="also measure and print the curves (slow)"
+    )
+    parser.add_argument(
+        "--plots", metavar="DIR", type=Path, help="write the curves as PNGs here (implies --curves)"
+    )
+    parser.add_argument(
+        "--curve-turns", type=int, help="turns of the commit-cost curve (default 1000)"
+    )
+    parser.add_argument(
+        "--curve-steps", type=int, help="steps of the bytes-by-step curve (default 10000)"
+    )
+    parser.add_argument(
+        "--memory-runs", type=int, help="active runs of the memory figure (default 10000)"
     )
     parser.add_argument("--quick", action="store_true", help="tiny sizes for a smoke run")
     parser.add_argument("--json", metavar="PATH", type=Path, help="also write the results as JSON")
@@ -130,12 +170,33 @@ def _config(args: argparse.Namespace) -> BenchConfig:
         if getattr(args, key) is not None:
             sizes[key] = getattr(args, key)
     subjects = tuple(s.strip() for s in args.subjects.split(",") if s.strip())
-    unknown = sorted(set(subjects) - set(_SUBJECTS))
+    if subjects == ("all",):
+        subjects = _SUBJECTS + _OPT_IN
+    unknown = sorted(set(subjects) - set(_SUBJECTS + _OPT_IN))
     if unknown:
-        raise BenchmarkError(f"--subjects: unknown {', '.join(unknown)}; choose from {_SUBJECTS}")
-    for key in ("agents", "turns", "steps", "rounds", "run_resumes"):
+        raise BenchmarkError(
+            f"--subjects: unknown {', '.join(unknown)}; choose from {_SUBJECTS + _OPT_IN} or all"
+        )
+    for key in (
+        "agents",
+        "turns",
+        "steps",
+        "rounds",
+        "run_resumes",
+        "curve_turns",
+        "curve_steps",
+        "memory_runs",
+    ):
         if int(sizes[key]) < 1:
             raise BenchmarkError(f"--{key.replace('_', '-')} must be at least 1")
+    try:
+        state_keys = tuple(int(k) for k in args.state_keys.split(",") if k.strip())
+    except ValueError:
+        raise BenchmarkError(
+            f"--state-keys: {args.state_keys!r} is not a comma-separated list of numbers"
+        ) from None
+    if not state_keys or min(state_keys) < 1 or len(set(state_keys)) != len(state_keys):
+        raise BenchmarkError("--state-keys: give distinct numbers of keys, each at least 1")
     if not re.fullmatch(r"[a-z_][a-z0-9_]{0,30}", args.schema_prefix):
         raise BenchmarkError("--schema-prefix must be a short lowercase identifier")
     if float(sizes["pace_scale"]) < 0 or args.pool_size < 1:
@@ -159,7 +220,30 @@ def _config(args: argparse.Namespace) -> BenchConfig:
         sqlite_dir=args.sqlite_dir,
         schema_prefix=args.schema_prefix,
         vacuum_every=args.vacuum_every or None,
+        state_keys=state_keys,
+        curves=_curves(args, sizes),
     )
+
+
+def _curves(args: argparse.Namespace, sizes: dict[str, Any]) -> CurveConfig | None:
+    from agentckpt.bench.curves.runs import CurveConfig
+
+    if not (args.curves or args.plots):
+        return None
+    return CurveConfig(
+        turns=int(sizes["curve_turns"]),
+        steps=int(sizes["curve_steps"]),
+        agents=_QUICK_AGENTS if args.quick else _FULL_AGENTS,
+        throughput_turns=20 if args.quick else 200,
+        memory_runs=int(sizes["memory_runs"]),
+        resumes=5 if args.quick else 50,
+        seed=args.seed,
+    )
+
+
+def has_matplotlib() -> bool:
+    """Whether ``--plots`` can draw (matplotlib is in the bench extra)."""
+    return importlib.util.find_spec("matplotlib") is not None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -180,11 +264,16 @@ def main(argv: list[str] | None = None) -> int:
         config = _config(args)
     except BenchmarkError as exc:
         parser.error(str(exc))
+    if args.plots is not None and not has_matplotlib():
+        # Said before the run, not after it: a full run takes most of an hour.
+        print(f"agentckpt bench: --plots needs matplotlib: {INSTALL}", file=sys.stderr)
+        return 2
 
     # Only now: these modules import psycopg (the bench extra).
     from agentckpt.bench.environment import describe_environment
     from agentckpt.bench.report import render, to_json
     from agentckpt.bench.runner import run_benchmark
+    from agentckpt.bench.server_cpu import name_connections
 
     def log(line: str) -> None:
         if not args.quiet:
@@ -192,7 +281,9 @@ def main(argv: list[str] | None = None) -> int:
 
     started = time.time()
     try:
-        results = asyncio.run(run_benchmark(config, log))
+        # Named before any connection opens, so the server CPU probe finds them.
+        with name_connections():
+            results = asyncio.run(run_benchmark(config, log))
     except BenchmarkError as exc:
         print(f"agentckpt bench: {exc}", file=sys.stderr)
         return 1
@@ -204,6 +295,11 @@ def main(argv: list[str] | None = None) -> int:
         "duration_s": round(time.time() - started, 1),
     }
     print(render(results))
+    if args.plots is not None:
+        from agentckpt.bench.curves.plots import write_plots
+
+        for path in write_plots(results, args.plots):
+            log(f"wrote {path}")
     if args.json is not None:
         args.json.write_text(json.dumps(to_json(results, settings), indent=2, default=str) + "\n")
         log(f"wrote {args.json}")

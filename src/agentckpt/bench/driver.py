@@ -18,10 +18,17 @@ from typing import Any
 from agentckpt.bench.errors import ResultMismatchError
 from agentckpt.bench.longrun import LongRunSpec
 from agentckpt.bench.measure import Latencies, Summary, timed
+from agentckpt.bench.server_cpu import ServerCpu
 from agentckpt.bench.subjects import ConversationSubject, LongRunSubject
-from agentckpt.bench.workload import ConversationSpec
+from agentckpt.bench.workload import ConversationSpec, TurnSpec
 
-__all__ = ["ConversationFigures", "LongRunFigures", "drive_conversations", "drive_long_run"]
+__all__ = [
+    "ConversationFigures",
+    "LongRunFigures",
+    "drive_conversations",
+    "drive_long_run",
+    "write_turn",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +42,8 @@ class ConversationFigures:
     write_latency: Summary
     read_latency: Summary
     resume_latency: Summary
+    # The server backends' CPU during the writes (PostgreSQL on this machine), or None.
+    server_cpu_seconds: float | None = None
 
     @property
     def writes_per_second(self) -> float:
@@ -57,6 +66,7 @@ class LongRunFigures:
     write_latency: Summary
     read_latency: Summary
     resume_latency: Summary
+    server_cpu_seconds: float | None = None
 
     @property
     def steps_per_second(self) -> float:
@@ -73,8 +83,20 @@ async def _agent(
     for turn in spec.turns:
         if pace_scale is not None:
             await asyncio.sleep(turn.pause * pace_scale)
-        await timed(writes, lambda: subject.user_message(spec, turn))  # noqa: B023
-        await timed(writes, lambda: subject.complete_turn(spec, turn))  # noqa: B023
+        await write_turn(subject, spec, turn, writes)
+
+
+async def write_turn(
+    subject: ConversationSubject, spec: ConversationSpec, turn: TurnSpec, writes: Latencies
+) -> None:
+    """The turn's timed writes: two (user message, completed turn), or one ``turn`` call
+    for a subject that stores a whole turn at once (a compiled graph's ``invoke``)."""
+    whole = getattr(subject, "whole_turn", None)
+    if whole is not None:
+        await timed(writes, lambda: whole(spec, turn))
+        return
+    await timed(writes, lambda: subject.user_message(spec, turn))
+    await timed(writes, lambda: subject.complete_turn(spec, turn))
 
 
 def _check(spec: ConversationSpec, found: tuple[int, Any]) -> None:
@@ -93,15 +115,19 @@ async def drive_conversations(
     *,
     pace_scale: float | None,
     rounds: int,
+    server: ServerCpu | None = None,
 ) -> ConversationFigures:
     """Run the conversation workload (paced when ``pace_scale`` is not None), then time
     ``rounds`` reads and resumes of every conversation."""
     for spec in specs:
         await subject.start(spec)
     writes = Latencies()
+    if server is not None:
+        await server.start()
     cpu, start = time.process_time(), time.perf_counter()
     await asyncio.gather(*(_agent(subject, spec, writes, pace_scale) for spec in specs))
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    server_cpu = await server.stop() if server is not None else None
 
     reads, resumes = Latencies(), Latencies()
     for spec in specs[: min(len(specs), 10)]:  # warm up connections and statement caches
@@ -118,17 +144,21 @@ async def drive_conversations(
         write_latency=writes.summary(),
         read_latency=reads.summary(),
         resume_latency=resumes.summary(),
+        server_cpu_seconds=server_cpu,
     )
 
 
 async def drive_long_run(
-    subject: LongRunSubject, spec: LongRunSpec, *, resumes: int
+    subject: LongRunSubject, spec: LongRunSpec, *, resumes: int, server: ServerCpu | None = None
 ) -> LongRunFigures:
     """Run the long run, then time ``resumes`` reads and resumes of its latest state."""
     writes = Latencies()
+    if server is not None:
+        await server.start()
     cpu, start = time.process_time(), time.perf_counter()
     await subject.run(spec, writes)
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    server_cpu = await server.stop() if server is not None else None
     expected = spec.state_at(len(spec.steps))
     reads, resumed = Latencies(), Latencies()
     for _ in range(min(resumes, 10)):
@@ -147,4 +177,5 @@ async def drive_long_run(
         write_latency=writes.summary(),
         read_latency=reads.summary(),
         resume_latency=resumed.summary(),
+        server_cpu_seconds=server_cpu,
     )

@@ -24,6 +24,8 @@ _PACKAGES = (
     "langgraph-checkpoint-postgres",
     "langgraph-checkpoint-sqlite",
     "aiosqlite",
+    "langchain-core",
+    "matplotlib",
 )
 
 

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from agentckpt.bench.curves.render import render_curves
 from agentckpt.bench.driver import ConversationFigures, LongRunFigures
 from agentckpt.bench.measure import Summary
 from agentckpt.bench.results import AGENTCKPT, BackendResults, ConversationCase, LongRunCase
@@ -36,6 +37,11 @@ def _percentile(pick: Callable[[Any], Summary], key: str) -> Callable[[Any], flo
     return value
 
 
+def _per(seconds: float | None, count: int) -> float:
+    """Milliseconds per item, NaN when not measured (shown as "-")."""
+    return math.nan if seconds is None else 1000 * seconds / max(count, 1)
+
+
 def _latency_rows(prefix: str, pick: Callable[[Any], Summary], keys: str) -> list[_Row]:
     return [_Row(f"{prefix} {k.upper()} (ms)", _percentile(pick, k), "ms") for k in keys.split()]
 
@@ -51,6 +57,11 @@ def _conversation_rows(agents: int) -> list[_Row]:
         _Row(
             "client CPU ms per write",
             lambda c: 1000 * fig(c).cpu_seconds / max(fig(c).writes, 1),
+            "ms",
+        ),
+        _Row(
+            "server CPU ms per write",
+            lambda c: _per(fig(c).server_cpu_seconds, fig(c).writes),
             "ms",
         ),
         *_latency_rows("latest read", lambda c: fig(c).read_latency, "p50 p99"),
@@ -75,6 +86,11 @@ def _long_run_rows() -> list[_Row]:
         _Row(
             "client CPU ms per step",
             lambda c: 1000 * fig(c).cpu_seconds / max(fig(c).steps, 1),
+            "ms",
+        ),
+        _Row(
+            "server CPU ms per step",
+            lambda c: _per(fig(c).server_cpu_seconds, fig(c).steps),
             "ms",
         ),
         *_latency_rows("latest read", lambda c: fig(c).read_latency, "p50 p99"),
@@ -150,6 +166,8 @@ def render(all_results: list[BackendResults]) -> str:
             out.append(f"- FAILED {where}: {error}")
         if out[-1] != "":
             out.append("")
+        if results.content is not None:
+            out += _floor_lines(results)
         for mode, cases in results.conversations.items():
             out.append(
                 f"### Conversations, {mode}: {results.agents} agents x {results.turns} turns"
@@ -157,16 +175,39 @@ def render(all_results: list[BackendResults]) -> str:
             out.append("")
             out += _table(results, cases, _conversation_rows(results.agents))
             out.append("")
-        if results.long_run:
-            out.append(f"### Long run: {results.steps} steps, 30-key state")
+        for keys, runs in results.long_runs.items():
+            if runs:
+                out.append(f"### Long run: {results.steps} steps, {keys}-key state")
+                out.append("")
+                out += _table(results, runs, _long_run_rows())
+                out.append("")
+        if results.curves is not None:
+            out.append(f"### Curves ({title})")
             out.append("")
-            out += _table(results, results.long_run, _long_run_rows())
+            out += render_curves(results.curves, results.labels)
             out.append("")
         out.append(f"### Targets ({title})")
         out.append("")
         out += _verdict_lines(evaluate(results))
         out.append("")
     return "\n".join(out)
+
+
+def _floor_lines(results: BackendResults) -> list[str]:
+    content = results.content
+    assert content is not None
+    mode = results.storage_mode()
+    lines = [
+        f"- storage floor: the content written ({content.states} final states) is "
+        f"{_format(content.json_bytes, 'bytes')} of JSON, "
+        f"{_format(content.zstd_bytes, 'bytes')} zstd-compressed (level 3, each state alone)",
+    ]
+    for name, case in (results.conversations.get(mode, {}) if mode else {}).items():
+        lines.append(
+            f"  - {results.labels[name]}: {_format(case.storage.bytes, 'bytes')} stored, "
+            f"{case.storage.bytes / content.zstd_bytes:.2f}x the floor"
+        )
+    return [*lines, ""]
 
 
 def _conversation_json(case: ConversationCase, agents: int) -> dict[str, Any]:
@@ -176,6 +217,7 @@ def _conversation_json(case: ConversationCase, agents: int) -> dict[str, Any]:
         "turns": f.turns,
         "wall_s": round(f.wall_seconds, 3),
         "client_cpu_s": round(f.cpu_seconds, 3),
+        "server_cpu_s": _round(f.server_cpu_seconds),
         "writes_per_s": round(f.writes_per_second, 2),
         "turns_per_s": round(f.turns_per_second, 2),
         "write_latency": f.write_latency.to_json(),
@@ -189,12 +231,17 @@ def _conversation_json(case: ConversationCase, agents: int) -> dict[str, Any]:
     }
 
 
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
+
+
 def _long_run_json(case: LongRunCase) -> dict[str, Any]:
     f = case.figures
     return {
         "steps": f.steps,
         "wall_s": round(f.wall_seconds, 3),
         "client_cpu_s": round(f.cpu_seconds, 3),
+        "server_cpu_s": _round(f.server_cpu_seconds),
         "steps_per_s": round(f.steps_per_second, 2),
         "write_latency": f.write_latency.to_json(),
         "read_latency": f.read_latency.to_json(),
@@ -209,7 +256,10 @@ def _ratios(results: BackendResults) -> dict[str, Any]:
         (f"conversation_{mode}", cases, _conversation_rows(results.agents))
         for mode, cases in results.conversations.items()
     ]
-    tables.append(("long_run", dict(results.long_run), _long_run_rows()))
+    tables += [
+        (f"long_run_{keys}_keys", dict(cases), _long_run_rows())
+        for keys, cases in results.long_runs.items()
+    ]
     for key, cases, rows in tables:
         ours = cases.get(AGENTCKPT)
         if ours is None:
@@ -244,7 +294,12 @@ def to_json(all_results: list[BackendResults], settings: dict[str, Any]) -> dict
                 }
                 for mode, cases in results.conversations.items()
             },
-            "long_run": {name: _long_run_json(case) for name, case in results.long_run.items()},
+            "content": results.content.to_json() if results.content else None,
+            "long_run": {
+                f"{keys}_keys": {name: _long_run_json(case) for name, case in cases.items()}
+                for keys, cases in results.long_runs.items()
+            },
+            "curves": results.curves.to_json() if results.curves else None,
             "advantage": _ratios(results),
             "targets": [v.to_json() for v in evaluate(results)],
         }

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentckpt.bench.content import ContentSize
+from agentckpt.bench.curves.model import Curves
 from agentckpt.bench.driver import ConversationFigures, LongRunFigures
 from agentckpt.bench.sites import Storage
 
@@ -40,7 +42,12 @@ class BackendResults:
     turns: int
     steps: int
     conversations: dict[str, dict[str, ConversationCase]] = field(default_factory=dict)
-    long_run: dict[str, LongRunCase] = field(default_factory=dict)
+    # Long-run cases by state shape (number of keys), then by subject.
+    long_runs: dict[int, dict[str, LongRunCase]] = field(default_factory=dict)
+    # The zstd-compressed size of the conversation content written (the storage floor).
+    content: ContentSize | None = None
+    # Curves (--curves), when measured.
+    curves: Curves | None = None
     skipped: dict[str, str] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
 
@@ -55,6 +62,11 @@ class BackendResults:
     def conversation(self, mode: str, name: str) -> ConversationCase | None:
         """The case of ``name`` in ``mode``, if it ran."""
         return self.conversations.get(mode, {}).get(name)
+
+    @property
+    def long_run(self) -> dict[str, LongRunCase]:
+        """The long-run cases of the first shape measured (30 keys by default)."""
+        return next(iter(self.long_runs.values()), {})
 
     def baselines(self) -> list[str]:
         """The subjects other than agentckpt, in report order."""

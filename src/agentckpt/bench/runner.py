@@ -10,9 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from agentckpt.bench.content import content_size
+from agentckpt.bench.curves.runs import CurveConfig, measure_curves
 from agentckpt.bench.driver import drive_conversations, drive_long_run
 from agentckpt.bench.longrun import generate_long_run
 from agentckpt.bench.results import BackendResults, ConversationCase, LongRunCase
+from agentckpt.bench.server_cpu import ServerCpu
 from agentckpt.bench.sites import PostgresSite, SqliteSite, Storage
 from agentckpt.bench.subjects import Place, SubjectKind, all_subjects
 from agentckpt.bench.workload import generate_conversations
@@ -39,7 +42,11 @@ class BenchConfig:
     rounds: int = 3
     run_resumes: int = 200
     pool_size: int = 10
-    subjects: tuple[str, ...] = ("agentckpt", "seed000", "floor", "langgraph")
+    subjects: tuple[str, ...] = ("agentckpt", "seed000", "floor", "batched", "langgraph")
+    # Long-run state shapes: number of keys (30: about 12 KB; 300: about 120 KB).
+    state_keys: tuple[int, ...] = (30, 300)
+    # The curves to measure after the tables (None: no curves).
+    curves: CurveConfig | None = None
     keep: bool = False
     sqlite_dir: Path | None = None
     schema_prefix: str = "bench"
@@ -133,6 +140,8 @@ async def _backend(
         else:
             active.append(kind)
     specs = generate_conversations(config.seed, config.agents, config.turns)
+    results.content = content_size(specs)
+    server = ServerCpu(site.url) if isinstance(site, PostgresSite) else None
     for mode in config.modes:
         pace = config.pace_scale if mode == "paced" else None
         for kind in active:
@@ -143,7 +152,7 @@ async def _backend(
                 subject = await kind.conversations(place)
                 try:
                     return await drive_conversations(
-                        subject, specs, pace_scale=pace, rounds=config.rounds
+                        subject, specs, pace_scale=pace, rounds=config.rounds, server=server
                     )
                 finally:
                     await subject.close()
@@ -162,27 +171,50 @@ async def _backend(
                 f"{dialect}: {where}: {figures.writes} writes in {figures.wall_seconds:.1f} s, "
                 f"P99 {figures.write_latency.p99:.1f} ms, {storage.bytes / 1e6:.1f} MB"
             )
-    run_spec = generate_long_run(config.seed, config.steps)
-    for kind in active:
+    for keys in config.state_keys:
+        await _long_runs(config, site, active, keys, results, server, log)
+    if config.curves is not None:
+        results.curves = await measure_curves(
+            site, active, results.labels, config.curves, log, keep=config.keep
+        )
+    return results
+
+
+async def _long_runs(
+    config: BenchConfig,
+    site: Site,
+    kinds: list[SubjectKind],
+    keys: int,
+    results: BackendResults,
+    server: ServerCpu | None,
+    log: Log,
+) -> None:
+    run_spec = generate_long_run(config.seed, config.steps, keys)
+    cases = results.long_runs.setdefault(keys, {})
+    for kind in kinds:
+        if not getattr(kind, "has_long_run", True):
+            continue  # a subject of the conversation workload only
 
         async def long_run(place: Place, kind: SubjectKind = kind) -> Any:
             subject = await kind.long_run(place)
             try:
-                return await drive_long_run(subject, run_spec, resumes=config.run_resumes)
+                return await drive_long_run(
+                    subject, run_spec, resumes=config.run_resumes, server=server
+                )
             finally:
                 await subject.close()
 
-        where = f"{kind.name} long run"
-        run_measured = await _case(site, f"{kind.name}_run", long_run, where, config, results, log)
+        where = f"{kind.name} long run ({keys} keys)"
+        label = f"{kind.name}_run{keys}"
+        run_measured = await _case(site, label, long_run, where, config, results, log)
         if run_measured is None:
             continue
         run_figures, storage = run_measured
-        results.long_run[kind.name] = LongRunCase(run_figures, storage)
+        cases[kind.name] = LongRunCase(run_figures, storage)
         log(
-            f"{dialect}: {where}: {run_figures.steps} steps in {run_figures.wall_seconds:.1f} s, "
-            f"{storage.rows} rows, {storage.bytes / 1e6:.2f} MB"
+            f"{site.dialect}: {where}: {run_figures.steps} steps in "
+            f"{run_figures.wall_seconds:.1f} s, {storage.rows} rows, {storage.bytes / 1e6:.2f} MB"
         )
-    return results
 
 
 async def run_benchmark(config: BenchConfig, log: Log) -> list[BackendResults]:

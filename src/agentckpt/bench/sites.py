@@ -96,6 +96,29 @@ class PostgresSite:
             live_bytes=live,
         )
 
+    def bytes_now(self, place: Place) -> int:
+        """Bytes of the place's tables now, after a plain ``VACUUM`` of each (what
+        autovacuum would leave); synchronous, for probes taken between a subject's
+        writes (the event loop waits, so no write is in flight)."""
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            names = [
+                str(row[0])
+                for row in conn.execute(
+                    "SELECT c.relname FROM pg_class c JOIN pg_namespace n "
+                    "ON n.oid = c.relnamespace WHERE n.nspname = %s AND c.relkind = 'r'",
+                    (place.name,),
+                )
+            ]
+            total = 0
+            for name in names:
+                table = sql.Identifier(place.name, name)
+                conn.execute(sql.SQL("VACUUM {}").format(table))
+                row = conn.execute(
+                    "SELECT pg_total_relation_size(%s::regclass)", (f'"{place.name}"."{name}"',)
+                ).fetchone()
+                total += int(row[0]) if row else 0
+        return total
+
     async def vacuum(self, place: Place) -> None:
         """A plain ``VACUUM`` of every table of the place, as autovacuum would run it."""
         async with await self._conn() as conn:
@@ -194,6 +217,10 @@ class SqliteSite:
             tables=tables,
             live_bytes=int(page_size) * (int(page_count) - int(free)),
         )
+
+    def bytes_now(self, place: Place) -> int:
+        """The file's bytes now, after a WAL checkpoint; synchronous, for probes."""
+        return self._storage(place).bytes
 
     async def drop(self, place: Place) -> None:
         """Delete the file and its WAL and shared-memory files."""

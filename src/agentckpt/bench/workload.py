@@ -26,6 +26,7 @@ __all__ = [
     "TurnSpec",
     "apply_turn",
     "apply_user",
+    "generate_chats",
     "generate_conversations",
     "initial_state",
 ]
@@ -162,13 +163,15 @@ def _arguments(tool: str, text: TextSource) -> dict[str, Any]:
     return {"query": " ".join(text.words(text.rng.randint(2, 6)))}
 
 
-def _turn(number: int, clock: list[float], text: TextSource, tools: list[str]) -> TurnSpec:
+def _turn(
+    number: int, clock: list[float], text: TextSource, tools: list[str], *, chat: bool = False
+) -> TurnSpec:
     rng = text.rng
     pause = rng.uniform(1.0, 3.0)
     clock[0] += pause
     user_ts = _timestamp(clock[0])
     calls: list[ToolCallSpec] = []
-    if rng.random() < 0.5:
+    if not chat and rng.random() < 0.5:
         for _ in range(rng.choice((1, 1, 2, 3))):
             tool = rng.choice(tools)
             calls.append(
@@ -182,12 +185,13 @@ def _turn(number: int, clock: list[float], text: TextSource, tools: list[str]) -
     clock[0] += rng.uniform(0.5, 8.0)
     input_tokens = rng.randint(200, 4000)
     output_tokens = rng.randint(20, 800)
+    user_size, reply_size = ((200, 500), (400, 900)) if chat else ((20, 400), (50, 1500))
     return TurnSpec(
         number=number,
         pause=pause,
-        user_content=text.sentence(20, 400),
+        user_content=text.sentence(*user_size),
         user_timestamp=user_ts,
-        assistant_content=text.sentence(50, 1500),
+        assistant_content=text.sentence(*reply_size),
         assistant_timestamp=_timestamp(clock[0]),
         tool_calls=tuple(calls),
         input_tokens=input_tokens,
@@ -196,8 +200,9 @@ def _turn(number: int, clock: list[float], text: TextSource, tools: list[str]) -
     )
 
 
-def _conversation(seed: int, index: int, turns: int) -> ConversationSpec:
-    rng = random.Random(f"agentckpt-bench:conversation:{seed}:{index}")
+def _conversation(seed: int, index: int, turns: int, *, chat: bool = False) -> ConversationSpec:
+    kind = "chat" if chat else "conversation"
+    rng = random.Random(f"agentckpt-bench:{kind}:{seed}:{index}")
     text = TextSource(rng)
     tools = sorted(rng.sample(TOOLS, rng.randint(3, len(TOOLS))))
     config = {
@@ -221,10 +226,17 @@ def _conversation(seed: int, index: int, turns: int) -> ConversationSpec:
         agent_config=config,
         tool_registry=tools,
         metadata=metadata,
-        turns=tuple(_turn(n, clock, text, tools) for n in range(1, turns + 1)),
+        turns=tuple(_turn(n, clock, text, tools, chat=chat) for n in range(1, turns + 1)),
     )
 
 
 def generate_conversations(seed: int, agents: int, turns: int) -> list[ConversationSpec]:
     """``agents`` conversations of ``turns`` turns each, the same for the same arguments."""
     return [_conversation(seed, index, turns) for index in range(agents)]
+
+
+def generate_chats(seed: int, agents: int, turns: int) -> list[ConversationSpec]:
+    """Plain chats for the curves: per turn a user message of 200 to 500 characters and a
+    reply of 400 to 900 (about 1 KB of new JSON a turn), no tool calls, so a long one
+    stays small enough for every subject to write 1,000 turns of it."""
+    return [_conversation(seed, index, turns, chat=True) for index in range(agents)]

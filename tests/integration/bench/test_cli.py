@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 import uuid
@@ -15,7 +16,8 @@ import pytest
 from agentckpt.bench import cli
 from agentckpt.bench.subjects import langgraph
 
-ALL = {"agentckpt", "seed000", "floor", "langgraph"}
+ALL = {"agentckpt", "seed000", "floor", "batched", "langgraph"}
+SHAPES = {"30_keys", "300_keys"}
 
 
 def _expected(dialect: str) -> set[str]:
@@ -43,10 +45,16 @@ def _check_backend(backend: dict[str, Any], agents: int, dialect: str) -> None:
         for ratios in advantage.values():
             assert ratios["bytes stored"] > 0
             assert ratios["turns/s"] > 0
-    assert set(backend["long_run"]) == subjects
-    assert all(case["steps"] == 30 for case in backend["long_run"].values())
+    assert set(backend["long_run"]) == SHAPES
+    for shape in SHAPES:
+        assert set(backend["long_run"][shape]) == subjects
+        assert all(case["steps"] == 30 for case in backend["long_run"][shape].values())
+    content = backend["content"]
+    assert content["states"] == agents
+    assert 0 < content["zstd_bytes"] < content["json_bytes"]
     statuses = [t["status"] for t in backend["targets"]]
-    assert len(statuses) == 9
+    # 8 conversation targets, 5 per long-run shape, 1 comparing the shapes.
+    assert len(statuses) == 8 + 2 * 5 + 1
     assert set(statuses) <= {"met", "MISSED", "n/a"}
     assert statuses.count("n/a") == (0 if "langgraph" in subjects else 2)
 
@@ -79,6 +87,7 @@ def test_quick_run_on_sqlite(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 
 @pytest.mark.postgres
 def test_quick_run_on_postgres(pg_server_dsn: str, tmp_path: Path) -> None:
+    before = os.environ.get("PGAPPNAME")
     out = tmp_path / "bench.json"
     prefix = f"t_{uuid.uuid4().hex[:8]}"
     code = cli.main(
@@ -101,8 +110,13 @@ def test_quick_run_on_postgres(pg_server_dsn: str, tmp_path: Path) -> None:
     backend = json.loads(out.read_text())["backends"]["postgresql"]
     _check_backend(backend, agents=3, dialect="postgresql")
     assert backend["server"]["synchronous_commit"]
-    tables = backend["long_run"]["agentckpt"]["storage"]["tables"]
+    tables = backend["long_run"]["30_keys"]["agentckpt"]["storage"]["tables"]
     assert tables["steps"]["rows"] <= 30
+    # The server runs on this machine: its backends' CPU is read from /proc.
+    assert os.environ.get("PGAPPNAME") == before  # the run's name does not outlive it
+    for case in backend["conversation"]["saturated"].values():
+        assert case["server_cpu_s"] is not None
+        assert case["server_cpu_s"] >= 0
 
 
 def test_missing_langgraph_is_skipped_with_a_line(
@@ -131,10 +145,23 @@ def test_missing_langgraph_is_skipped_with_a_line(
     assert "| (c) langgraph-sqlite" not in printed
 
 
-def test_bad_arguments_exit_with_usage_error() -> None:
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ["--subjects", "agentckpt,nosuch"],
+        ["--state-keys", "30,x"],
+        ["--state-keys", "30,30"],
+        ["--state-keys", "0"],
+        ["--curve-turns", "0"],
+    ],
+)
+def test_bad_arguments_exit_with_usage_error(
+    arguments: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
     with pytest.raises(SystemExit) as exc:
-        cli.main(["--subjects", "agentckpt,nosuch"])
+        cli.main(arguments)
     assert exc.value.code == 2
+    assert arguments[0] in capsys.readouterr().err
 
 
 def test_runs_as_a_module(tmp_path: Path) -> None:

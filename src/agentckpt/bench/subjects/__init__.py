@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from agentckpt.bench.subjects.agentckpt import Agentckpt
 from agentckpt.bench.subjects.base import ConversationSubject, LongRunSubject, Place, SubjectKind
+from agentckpt.bench.subjects.batched import BatchedFloor
 from agentckpt.bench.subjects.floor import Floor
+from agentckpt.bench.subjects.graph import AgentckptGraph, LangGraphGraph
 from agentckpt.bench.subjects.langgraph import LangGraphSavers
 from agentckpt.bench.subjects.seed import SeedMethod
 
@@ -18,5 +20,15 @@ __all__ = [
 
 
 def all_subjects() -> list[SubjectKind]:
-    """agentckpt first, then baselines (a) seed 000, (b) the floor, (c) LangGraph."""
-    return [Agentckpt(), SeedMethod(), Floor(), LangGraphSavers()]
+    """agentckpt first, then baselines (a) seed 000, (b) the floor, (d) the batched
+    floor, (c) LangGraph's savers, then the compiled graphs (e) on LangGraph's saver and
+    (f) on agentckpt's."""
+    return [
+        Agentckpt(),
+        SeedMethod(),
+        Floor(),
+        BatchedFloor(),
+        LangGraphSavers(),
+        LangGraphGraph(),
+        AgentckptGraph(),
+    ]

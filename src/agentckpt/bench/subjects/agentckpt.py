@@ -22,12 +22,18 @@ from agentckpt.bench.errors import ResultMismatchError
 from agentckpt.bench.longrun import LongRunSpec
 from agentckpt.bench.measure import Latencies
 from agentckpt.bench.subjects.base import Place
-from agentckpt.bench.workload import ConversationSpec, TurnSpec
+from agentckpt.bench.workload import (
+    ConversationSpec,
+    TurnSpec,
+    apply_turn,
+    apply_user,
+    initial_state,
+)
 from agentckpt.conversation import AsyncConversation, AsyncConversations, ToolCall, state_migrations
 from agentckpt.runs import AsyncAgentRun, AsyncStepContext
 from agentckpt.store.store_async import AsyncStore
 
-__all__ = ["Agentckpt", "store_url"]
+__all__ = ["Agentckpt", "AgentckptStoreCommits", "store_url"]
 
 SNAPSHOT_INTERVAL = 20
 
@@ -105,6 +111,62 @@ class AgentckptConversations:
         await self.store.close()
 
 
+class AgentckptStoreCommits:
+    """Conversations through a bare ``AsyncStore.commit`` of the full seed 000 state, as
+    LangGraph's saver and generic users call it: no hint of what changed, each commit a
+    new state object whose only change is the appended message (and the usage)."""
+
+    def __init__(self, store: AsyncStore) -> None:
+        self.store = store
+        self.states: dict[UUID, dict[str, Any]] = {}
+
+    async def start(self, spec: ConversationSpec) -> None:
+        """The run record."""
+        await self.store.create_run(spec.conversation_id, agent_id=spec.agent_id)
+        self.states[spec.conversation_id] = initial_state(spec)
+
+    async def _commit(self, spec: ConversationSpec) -> None:
+        state = self.states[spec.conversation_id]
+        # A new top-level object, list and metadata each commit (shared message dicts),
+        # as a framework hands over a state it rebuilt.
+        fresh = state | {
+            "conversation": list(state["conversation"]),
+            "metadata": dict(state["metadata"]),
+        }
+        self.states[spec.conversation_id] = fresh
+        await self.store.commit(spec.conversation_id, fresh)
+
+    async def user_message(self, spec: ConversationSpec, turn: TurnSpec) -> None:
+        """Commit the state with the user's message appended."""
+        apply_user(self.states[spec.conversation_id], turn)
+        await self._commit(spec)
+
+    async def complete_turn(self, spec: ConversationSpec, turn: TurnSpec) -> None:
+        """Commit the state with the reply appended and the usage updated."""
+        apply_turn(self.states[spec.conversation_id], turn)
+        await self._commit(spec)
+
+    async def read_latest(self, spec: ConversationSpec) -> int:
+        """``AsyncStore.latest``."""
+        checkpoint = await self.store.latest(spec.conversation_id)
+        if checkpoint is None:
+            raise ResultMismatchError(f"conversation {spec.conversation_id} has no step")
+        return len(checkpoint.state["conversation"])
+
+    async def resume(self, spec: ConversationSpec) -> tuple[int, Any]:
+        """``latest`` on a new store object (no head cache)."""
+        store = AsyncStore(self.store.backend, policy=self.store.policy)
+        checkpoint = await store.latest(spec.conversation_id)
+        if checkpoint is None:
+            raise ResultMismatchError(f"conversation {spec.conversation_id} has no step")
+        conversation = checkpoint.state["conversation"]
+        return len(conversation), conversation[-1]["content"]
+
+    async def close(self) -> None:
+        """Close the store."""
+        await self.store.close()
+
+
 class AgentckptRun:
     """The long run through ``AsyncAgentRun``."""
 
@@ -172,6 +234,10 @@ class Agentckpt:
         the conversation format's versions, so ``latest`` reads conversation states."""
         store = await AsyncStore.connect(store_url(place), migrations=state_migrations())
         return AgentckptConversations(store)
+
+    async def store_commits(self, place: Place) -> AgentckptStoreCommits:
+        """The hint-free ``Store.commit`` subject (curves only)."""
+        return AgentckptStoreCommits(await AsyncStore.connect(store_url(place)))
 
     async def long_run(self, place: Place) -> AgentckptRun:
         """Connect (migrating the fresh schema) and return the subject."""

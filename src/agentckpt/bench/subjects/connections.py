@@ -113,7 +113,13 @@ class AsyncSqlite:
         for pragma in SQLITE_PRAGMAS:
             self._conn.execute(pragma)
 
-    async def _call(self, fn: Callable[[], T]) -> T:
+    @property
+    def connection(self) -> sqlite3.Connection:
+        """The connection; use it only inside :meth:`call`."""
+        return self._conn
+
+    async def call(self, fn: Callable[[], T]) -> T:
+        """Run ``fn`` on the connection's thread."""
         return await asyncio.get_running_loop().run_in_executor(self._executor, fn)
 
     def _fetch(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
@@ -121,15 +127,15 @@ class AsyncSqlite:
 
     async def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Run one statement (its own transaction) and return its rows."""
-        return await self._call(partial(self._fetch, sql, params))
+        return await self.call(partial(self._fetch, sql, params))
 
     async def script(self, sql: str) -> None:
         """Run several statements (schema setup)."""
-        await self._call(partial(self._conn.executescript, sql))
+        await self.call(partial(self._conn.executescript, sql))
 
     async def close(self) -> None:
         """Close the connection and stop the thread."""
-        await self._call(self._conn.close)
+        await self.call(self._conn.close)
         self._executor.shutdown(wait=True)
 
 

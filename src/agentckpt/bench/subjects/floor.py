@@ -22,7 +22,7 @@ from agentckpt.bench.subjects.base import Place
 from agentckpt.bench.subjects.connections import Database, open_database
 from agentckpt.bench.workload import ConversationSpec, TurnSpec
 
-__all__ = ["Floor"]
+__all__ = ["Floor", "FloorConversations", "FloorRun", "floor_ddl"]
 
 _PG_DDL = """
 CREATE TABLE floor_writes (conversation_id uuid NOT NULL, seq integer NOT NULL, payload bytea);
@@ -32,6 +32,13 @@ _SQLITE_DDL = """
 CREATE TABLE floor_writes (conversation_id TEXT NOT NULL, seq INTEGER NOT NULL, payload BLOB);
 CREATE INDEX floor_writes_conversation ON floor_writes (conversation_id, seq);
 """
+
+
+def floor_ddl(dialect: str) -> str:
+    """The floor's table and index on ``dialect`` (shared with the batched floor)."""
+    return _PG_DDL if dialect == "postgresql" else _SQLITE_DDL
+
+
 _INSERT = "INSERT INTO floor_writes (conversation_id, seq, payload) VALUES ({p}, {p}, {p})"
 _READ = "SELECT payload FROM floor_writes WHERE conversation_id = {p} ORDER BY seq"
 
@@ -121,7 +128,7 @@ class Floor:
 
     async def _open(self, place: Place) -> Database:
         db = await open_database(place)
-        await db.script(_PG_DDL if place.dialect == "postgresql" else _SQLITE_DDL)
+        await db.script(floor_ddl(place.dialect))
         return db
 
     async def conversations(self, place: Place) -> FloorConversations:

@@ -188,7 +188,8 @@ class LangGraphSavers:
             return f"langgraph-checkpoint-sqlite is not installed ({INSTALL})"
         return None
 
-    async def _open(self, place: Place) -> tuple[Any, Any]:
+    async def open_saver(self, place: Place) -> tuple[Any, Any]:
+        """The set-up saver on ``place`` and the call that closes its connections."""
         if place.dialect == "postgresql":
             from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
             from psycopg.rows import dict_row
@@ -211,8 +212,8 @@ class LangGraphSavers:
 
     async def conversations(self, place: Place) -> LangGraphConversations:
         """Set the saver up and return the subject."""
-        return LangGraphConversations(*await self._open(place))
+        return LangGraphConversations(*await self.open_saver(place))
 
     async def long_run(self, place: Place) -> LangGraphRun:
         """Set the saver up and return the subject."""
-        return LangGraphRun(*await self._open(place))
+        return LangGraphRun(*await self.open_saver(place))
