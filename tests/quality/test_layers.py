@@ -25,6 +25,7 @@ LAYERS: dict[str, int] = {
     "agentckpt.errors": 0,
     "agentckpt.records": 0,
     "agentckpt._core": 0,
+    "agentckpt.crypto": 0,
     "agentckpt._compat": 1,
     "agentckpt._backends": 2,
     "agentckpt.store": 3,

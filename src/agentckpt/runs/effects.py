@@ -11,6 +11,7 @@ from typing import Any
 from uuid import UUID
 
 from agentckpt._core.codec import DEFAULT_LIMITS, Limits
+from agentckpt.crypto.sealing import EFFECT
 from agentckpt.runs import queries
 from agentckpt.runs.effect_keys import decode_result, encode_result, idempotency_key
 from agentckpt.store.store import Store
@@ -39,6 +40,7 @@ class Effects:
         )
         if not rows:
             return NOT_RECORDED
+        rows = self.store.open_rows(EFFECT, rows, run_id=run_id)
         return decode_result(
             rows[0]["codec"], rows[0]["payload"], where=f"run {run_id} step {step} effect {key!r}"
         )
@@ -49,7 +51,7 @@ class Effects:
         ``INSERT ... ON CONFLICT DO NOTHING`` then a read: when two workers race, both
         get the first result that was recorded.
         """
-        codec, payload = encode_result(result, limits=self.limits)
+        codec, payload = self.store.sealing.seal(EFFECT, *encode_result(result, limits=self.limits))
         self.store.backend.write(
             queries.INSERT_EFFECT,
             {"run_id": run_id, "step": step, "key": key, "codec": codec, "payload": payload},

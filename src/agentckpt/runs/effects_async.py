@@ -10,6 +10,7 @@ from typing import Any
 from uuid import UUID
 
 from agentckpt._core.codec import DEFAULT_LIMITS, Limits
+from agentckpt.crypto.sealing import EFFECT
 from agentckpt.runs import queries
 from agentckpt.runs.effect_keys import decode_result, encode_result, idempotency_key
 from agentckpt.store.store_async import AsyncStore
@@ -38,6 +39,7 @@ class AsyncEffects:
         )
         if not rows:
             return NOT_RECORDED
+        rows = await self.store.open_rows(EFFECT, rows, run_id=run_id)
         return decode_result(
             rows[0]["codec"], rows[0]["payload"], where=f"run {run_id} step {step} effect {key!r}"
         )
@@ -48,7 +50,7 @@ class AsyncEffects:
         ``INSERT ... ON CONFLICT DO NOTHING`` then a read: when two workers race, both
         get the first result that was recorded.
         """
-        codec, payload = encode_result(result, limits=self.limits)
+        codec, payload = self.store.sealing.seal(EFFECT, *encode_result(result, limits=self.limits))
         await self.store.backend.write(
             queries.INSERT_EFFECT,
             {"run_id": run_id, "step": step, "key": key, "codec": codec, "payload": payload},

@@ -192,3 +192,20 @@ CREATE TABLE step_writes (
     payload        bytea   NOT NULL,
     PRIMARY KEY (run_id, checkpoint_id, task_id, idx)
 );
+
+
+-- data_keys: encryption at rest (migration 0011). The store's data keys, each wrapped by
+-- the key-encryption key kek_id of the key provider (never stored here). A sealed value
+-- names its data key and cipher in its own header. state: active (new values may use
+-- it), retiring (being re-encrypted away by `agentckpt keys rotate --reencrypt`), retired
+-- (no value uses it). One table per store, not per run: on Citus, a reference table.
+CREATE TABLE data_keys (
+    key_id      text        PRIMARY KEY,
+    kek_id      text        NOT NULL,
+    cipher      text        NOT NULL,
+    wrapped     bytea       NOT NULL,
+    state       text        NOT NULL DEFAULT 'active'
+                            CHECK (state IN ('active', 'retiring', 'retired')),
+    created_at  timestamptz NOT NULL DEFAULT now(),
+    updated_at  timestamptz NOT NULL DEFAULT now()
+);
