@@ -85,6 +85,10 @@ class Sealing:
             for key, value in metadata.items()
         }
 
+    def seal_bytes(self, kind: str, data: bytes) -> bytes:
+        """Bytes kept outside the database (a blob directory, S3), sealed when on."""
+        return data if self.keyring is None else self.keyring.seal(kind, data)
+
     def seal_blob(self, row: BlobRow) -> BlobRow:
         """A blob row as stored."""
         codec, data = self.seal(BLOB, row.codec, row.data)
@@ -147,6 +151,15 @@ class Sealing:
             codec, data = self.open(kind, codec, bytes(row[column]), run_id=rid, where=where)
             opened.append({**row, "codec": codec, column: data})
         return opened
+
+    def open_bytes(self, kind: str, data: bytes, *, where: str) -> bytes:
+        """Bytes from :meth:`seal_bytes` as they were. Clear bytes (written before the
+        store was encrypted) pass through: the blob's sha256, checked by the caller,
+        still catches any change to them."""
+        if not is_sealed(data):
+            return data
+        keyring = self._keyring(data, None, where)
+        return keyring.open(kind, data, run_id=None, where=where)
 
     def open_config(self, config: bytes, *, run_id: UUID | None) -> bytes:
         """A run's config bytes as they were before sealing."""

@@ -40,7 +40,7 @@ class Artifacts:
         self.store = store
         self.run_id = run_id
         self.policy = policy
-        self._io = BlobIO(blobs) if blobs is not None else None
+        self._io = BlobIO(blobs, sealing=store.sealing) if blobs is not None else None
         self._cache: OrderedDict[str, bytes] = OrderedDict()
         self._cached_bytes = 0
 

@@ -39,7 +39,7 @@ class AsyncArtifacts:
         self.store = store
         self.run_id = run_id
         self.policy = policy
-        self._io = AsyncBlobIO(blobs) if blobs is not None else None
+        self._io = AsyncBlobIO(blobs, sealing=store.sealing) if blobs is not None else None
         self._cache: OrderedDict[str, bytes] = OrderedDict()
         self._cached_bytes = 0
 
