@@ -20,6 +20,7 @@ from agentckpt.cli import (
     demo,
     doctor,
     extras,
+    keys,
     manage,
     migrate,
     migrate_states,
@@ -64,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
         stats,
         doctor,
         verify,
+        keys,
         web,
         bench,
     ):
