@@ -101,6 +101,8 @@ class Keyring:
         self._keys: dict[str, DataKey] = {}
         self._plain: dict[str, bytes] = {}
         self.active: str | None = None
+        # The data key this process made (on opening a store with a new KEK, say).
+        self.made: str | None = None
         self.load(keys)
 
     def __repr__(self) -> str:
@@ -128,7 +130,7 @@ class Keyring:
         with self._lock:
             self._keys[key.key_id] = key
             self._plain[key.key_id] = plain
-            self.active = key.key_id
+            self.active = self.made = key.key_id
 
     def keys(self) -> list[DataKey]:
         """Every data key the keyring holds, in load order."""

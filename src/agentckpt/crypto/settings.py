@@ -57,13 +57,10 @@ def _flag(name: str, value: Any) -> bool:
     raise ConfigurationError(f"setting {name}={value!r} must be true or false")
 
 
-def take_settings(url: str, keywords: dict[str, Any]) -> tuple[str, Encryption | None]:
-    """The URL without the encryption settings, and the :class:`Encryption` they (and
-    the keywords, which win and are removed from ``keywords``) describe."""
-    if not isinstance(url, str):
-        return url, None
+def split_settings(url: str) -> tuple[str, dict[str, str]]:
+    """The URL without its encryption settings, and those settings as text."""
     base, sep, query = url.partition("?")
-    found: dict[str, Any] = {}
+    found: dict[str, str] = {}
     kept = []
     for part in query.split("&") if sep else []:
         key = unquote_plus(part.partition("=")[0])
@@ -71,7 +68,16 @@ def take_settings(url: str, keywords: dict[str, Any]) -> tuple[str, Encryption |
             found[key] = dict(parse_qsl(part, keep_blank_values=True)).get(key, "")
         elif part:
             kept.append(part)
-    url = base + ("?" + "&".join(kept) if kept else "")
+    return base + ("?" + "&".join(kept) if kept else ""), found
+
+
+def take_settings(url: str, keywords: dict[str, Any]) -> tuple[str, Encryption | None]:
+    """The URL without the encryption settings, and the :class:`Encryption` they (and
+    the keywords, which win and are removed from ``keywords``) describe."""
+    if not isinstance(url, str):
+        return url, None
+    url, in_url = split_settings(url)
+    found: dict[str, Any] = dict(in_url)
     for name in SETTINGS:
         if name in keywords:
             found[name] = keywords.pop(name)

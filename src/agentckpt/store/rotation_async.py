@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from agentckpt.crypto.keyring import RETIRED, RETIRING, DataKey, Keyring
+from agentckpt.crypto.keyring import ACTIVE, RETIRED, RETIRING, DataKey, Keyring
 from agentckpt.crypto.sealed import is_sealed, read_header
 from agentckpt.crypto.sealing import BLOB, CONFIG, EFFECT, HISTORY, METADATA, STEP
 from agentckpt.crypto.sealing import METADATA_PREFIX as PREFIX
@@ -209,19 +209,24 @@ async def _reseal_runs(
 
 
 async def _target(table: AsyncKeyTable, keyring: Keyring) -> str:
-    """The data key to move values to: a fresh one, unless a rotation is under way
-    (some keys already retiring), whose target is carried on with."""
+    """The data key to move values to, every other one made ``retiring``.
+
+    A fresh data key (the one this process made on opening the store, if it did),
+    unless a rotation is under way (some keys already retiring): then its target, the
+    active key, is carried on with.
+    """
     keys = await table.load()
-    if not any(k.state == RETIRING for k in keys):
-        fresh = await table.new_active(keyring)
-        for key in keys:
-            if key.state != RETIRED and key.key_id != fresh.key_id:
-                await table.set_state(key.key_id, RETIRING, old_state=key.state)
+    if any(k.state == RETIRING for k in keys) and keyring.active is not None:
+        target = keyring.active
+    elif keyring.made is not None and keyring.made == keyring.active:
+        target = keyring.made
+    else:
+        target = (await table.new_active(keyring)).key_id
+    for key in keys:
+        if key.state == ACTIVE and key.key_id != target:
+            await table.set_state(key.key_id, RETIRING, old_state=ACTIVE)
     await table.refresh(keyring)
-    if keyring.active is None:
-        await table.new_active(keyring)
-    assert keyring.active is not None
-    return keyring.active
+    return target
 
 
 async def rotate_async(
