@@ -34,6 +34,12 @@ def register(
     export.add_argument(
         "-o", "--output", metavar="FILE", help="write to FILE instead of standard output"
     )
+    export.add_argument(
+        "--decrypt",
+        action="store_true",
+        help="an encrypted store: write every value decrypted (default: values stay "
+        "encrypted and the wrapped data keys go along); needs encryption= in the URL",
+    )
     export.set_defaults(func=export_command)
 
     imp = sub.add_parser(
@@ -108,7 +114,11 @@ def export_command(args: argparse.Namespace) -> int:
             run_ids = [s.run_id for s in run_summaries(store, limit=None, **chosen)]
         with _output(args.output) as out, Progress("export", len(run_ids)) as bar:
             summary = export_runs(
-                store, run_ids, out, on_run=lambda rid, lines: bar.advance(note=str(rid)[:8])
+                store,
+                run_ids,
+                out,
+                on_run=lambda rid, lines: bar.advance(note=str(rid)[:8]),
+                decrypt=args.decrypt,
             )
     if args.output and args.output != "-":
         size = Path(args.output).stat().st_size
