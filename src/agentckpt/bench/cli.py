@@ -41,6 +41,8 @@ _FULL = {
     "run_resumes": 200,
 }
 _SUBJECTS = ("agentckpt", "seed000", "floor", "langgraph")
+# Opt-in subjects: agentckpt with encryption at rest (--encryption adds it).
+_EXTRA_SUBJECTS = ("agentckpt_enc",)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -99,7 +101,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--subjects",
         default=",".join(_SUBJECTS),
-        help=f"comma-separated subset of {','.join(_SUBJECTS)}",
+        help=f"comma-separated subset of {','.join(_SUBJECTS + _EXTRA_SUBJECTS)}",
+    )
+    parser.add_argument(
+        "--encryption",
+        action="store_true",
+        help="also run agentckpt with encryption at rest (the agentckpt_enc column)",
     )
     parser.add_argument("--quick", action="store_true", help="tiny sizes for a smoke run")
     parser.add_argument("--json", metavar="PATH", type=Path, help="also write the results as JSON")
@@ -126,9 +133,13 @@ def _config(args: argparse.Namespace) -> BenchConfig:
         if getattr(args, key) is not None:
             sizes[key] = getattr(args, key)
     subjects = tuple(s.strip() for s in args.subjects.split(",") if s.strip())
-    unknown = sorted(set(subjects) - set(_SUBJECTS))
+    if args.encryption and "agentckpt_enc" not in subjects:
+        subjects = (*subjects, "agentckpt_enc")
+    unknown = sorted(set(subjects) - set(_SUBJECTS + _EXTRA_SUBJECTS))
     if unknown:
-        raise BenchmarkError(f"--subjects: unknown {', '.join(unknown)}; choose from {_SUBJECTS}")
+        raise BenchmarkError(
+            f"--subjects: unknown {', '.join(unknown)}; choose from {_SUBJECTS + _EXTRA_SUBJECTS}"
+        )
     for key in ("agents", "turns", "steps", "rounds", "run_resumes"):
         if int(sizes[key]) < 1:
             raise BenchmarkError(f"--{key.replace('_', '-')} must be at least 1")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from agentckpt.bench.subjects.agentckpt import Agentckpt
 from agentckpt.bench.subjects.base import ConversationSubject, LongRunSubject, Place, SubjectKind
+from agentckpt.bench.subjects.encrypted import AgentckptEncrypted
 from agentckpt.bench.subjects.floor import Floor
 from agentckpt.bench.subjects.langgraph import LangGraphSavers
 from agentckpt.bench.subjects.seed import SeedMethod
@@ -19,4 +20,4 @@ __all__ = [
 
 def all_subjects() -> list[SubjectKind]:
     """agentckpt first, then baselines (a) seed 000, (b) the floor, (c) LangGraph."""
-    return [Agentckpt(), SeedMethod(), Floor(), LangGraphSavers()]
+    return [Agentckpt(), SeedMethod(), Floor(), LangGraphSavers(), AgentckptEncrypted()]
