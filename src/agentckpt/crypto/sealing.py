@@ -50,9 +50,14 @@ class Sealing:
     ``metadata``: also seal run metadata values (their keys stay in clear).
     """
 
-    def __init__(self, keyring: Keyring | None = None, *, metadata: bool = False) -> None:
+    def __init__(
+        self, keyring: Keyring | None = None, *, metadata: bool = False, locked: bool = False
+    ) -> None:
         self.keyring = keyring
         self.metadata = metadata and keyring is not None
+        # An encrypted store opened without its keys: it may read what is clear, but it
+        # must not write a value in clear beside the sealed ones.
+        self.locked = locked and keyring is None
 
     @property
     def enabled(self) -> bool:
@@ -67,12 +72,16 @@ class Sealing:
     def seal(self, kind: str, codec: str, payload: bytes) -> tuple[str, bytes]:
         """``(codec, payload)`` as stored: sealed when encryption is on."""
         if self.keyring is None:
+            self._refuse_clear(kind)
             return codec, payload
         return codec + SEALED, self.keyring.seal(kind, payload)
 
     def seal_config(self, config: bytes) -> bytes:
         """A run's config bytes as stored."""
-        return config if self.keyring is None else self.keyring.seal(CONFIG, config)
+        if self.keyring is None:
+            self._refuse_clear(CONFIG)
+            return config
+        return self.keyring.seal(CONFIG, config)
 
     def seal_metadata(self, metadata: dict[str, Any] | None) -> dict[str, Any] | None:
         """Metadata with each value sealed when metadata encryption is on."""
@@ -87,7 +96,18 @@ class Sealing:
 
     def seal_bytes(self, kind: str, data: bytes) -> bytes:
         """Bytes kept outside the database (a blob directory, S3), sealed when on."""
-        return data if self.keyring is None else self.keyring.seal(kind, data)
+        if self.keyring is None:
+            self._refuse_clear(kind)
+            return data
+        return self.keyring.seal(kind, data)
+
+    def _refuse_clear(self, kind: str) -> None:
+        if self.locked:
+            raise KeyUnavailableError(
+                f"this store is encrypted (it has data keys): writing a {kind} needs "
+                "Store.connect(url, encryption=...) with its key provider; nothing was written",
+                key_id="",
+            )
 
     def seal_blob(self, row: BlobRow) -> BlobRow:
         """A blob row as stored."""

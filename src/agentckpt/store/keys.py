@@ -10,9 +10,10 @@ store, or a rotation killed halfway, leave the table consistent.
 from __future__ import annotations
 
 from agentckpt._backends.base import Backend
-from agentckpt.crypto.keyring import DataKey, Keyring, new_data_key, rewrap
+from agentckpt.crypto.keyring import RETIRED, DataKey, Keyring, new_data_key, rewrap
 from agentckpt.crypto.sealing import Sealing
 from agentckpt.crypto.settings import Encryption
+from agentckpt.errors import StoreError
 from agentckpt.store import queries
 
 
@@ -88,9 +89,13 @@ def open_sealing(backend: Backend, encryption: Encryption | None) -> Sealing:
     """The store's :class:`Sealing`: off without ``encryption``; else the keyring from
     the table, with a new active data key if none is wrapped by the current KEK (the
     first open, or a new KEK: new writes use it at once)."""
-    if encryption is None:
-        return Sealing()
     table = KeyTable(backend)
+    if encryption is None:
+        try:
+            keys = table.load()
+        except StoreError:
+            return Sealing()  # a schema before migration 0011 (migrate=False)
+        return Sealing(locked=any(k.state != RETIRED for k in keys))
     keyring = Keyring(encryption.keys, encryption.cipher, table.load())
     if keyring.active is None:
         table.new_active(keyring)

@@ -150,3 +150,17 @@ def test_a_revoked_key_and_a_store_without_encryption(url: str) -> None:
             store.latest(filled.run_id)
         assert caught.value.run_id == filled.run_id
         assert caught.value.key_id.startswith("dk-")
+
+
+def test_an_encrypted_store_opened_without_keys_writes_nothing_in_clear(url: str) -> None:
+    with Store.connect(url, encryption=encryption()) as store:
+        filled = fill(store)
+    before = raw_sql(url, "SELECT count(*) FROM runs")
+    with Store.connect(url) as store:
+        with pytest.raises(KeyUnavailableError, match="encryption="):
+            store.get_run(filled.run_id)  # its config is sealed
+        with pytest.raises(KeyUnavailableError, match="nothing was written"):
+            store.create_run(config={"k": SECRET})
+        with pytest.raises(KeyUnavailableError, match="nothing was written"):
+            store.put_blob(filled.run_id, SECRET.encode())
+    assert raw_sql(url, "SELECT count(*) FROM runs") == before
