@@ -100,6 +100,9 @@ class Keyring:
         self._lock = threading.Lock()
         self._keys: dict[str, DataKey] = {}
         self._plain: dict[str, bytes] = {}
+        # One AEAD object per data key: building one per value costs more than sealing
+        # a small delta. cryptography's AEAD objects hold no per-call state.
+        self._aeads: dict[str, Any] = {}
         self.active: str | None = None
         # The data key this process made (on opening a store with a new KEK, say).
         self.made: str | None = None
@@ -117,6 +120,7 @@ class Keyring:
                 old = self._keys.get(key.key_id)
                 if old is not None and old.wrapped != key.wrapped:
                     self._plain.pop(key.key_id, None)
+                    self._aeads.pop(key.key_id, None)
                 self._keys[key.key_id] = key
             candidates = [
                 k.key_id
@@ -170,10 +174,18 @@ class Keyring:
         kid = key_id or self.active
         if kid is None:
             raise RuntimeError("the keyring has no active data key; the store creates one")
-        key = self._key(kid, run_id=None, where=f"sealing a {kind}")
+        aead = self._aead(kid, self.cipher, run_id=None, where=f"sealing a {kind}")
         nonce = secrets.token_bytes(NONCE_BYTES)
         header = header_bytes(self.cipher, kid, nonce)
-        return header + self.cipher.encrypt(key, nonce, plaintext, header + kind.encode())
+        return header + bytes(aead.encrypt(nonce, plaintext, header + kind.encode()))
+
+    def _aead(self, key_id: str, cipher: Cipher, *, run_id: UUID | None, where: str) -> Any:
+        cache = f"{key_id}/{cipher.name}"
+        aead = self._aeads.get(cache)
+        if aead is None:
+            aead = cipher.aead(self._key(key_id, run_id=run_id, where=where))
+            self._aeads[cache] = aead
+        return aead
 
     def key_id_of(self, sealed: bytes, *, where: str = "value") -> str:
         """The data key a sealed value names."""
@@ -191,10 +203,10 @@ class Keyring:
         sealed = bytes(sealed)
         label = f"run {run_id} {where}" if run_id is not None else where
         header = read_header(sealed, where=label)
-        key = self._key(header.key_id, run_id=run_id, where=where)
+        aead = self._aead(header.key_id, header.cipher, run_id=run_id, where=where)
         try:
-            return header.cipher.decrypt(
-                key, header.nonce, sealed[header.size :], header.aad(sealed, kind)
+            return bytes(
+                aead.decrypt(header.nonce, sealed[header.size :], header.aad(sealed, kind))
             )
         except InvalidTag:
             raise CorruptDataError(
