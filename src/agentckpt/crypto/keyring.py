@@ -15,7 +15,7 @@ from __future__ import annotations
 import secrets
 import threading
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
@@ -36,7 +36,7 @@ class DataKey:
     key_id: str
     kek_id: str
     cipher: str
-    wrapped: bytes
+    wrapped: bytes = field(repr=False)  # not key material, but no need to print it either
     state: str = ACTIVE
 
     @staticmethod
