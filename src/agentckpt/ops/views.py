@@ -396,6 +396,7 @@ def page_runs(
     }
     rows = store.backend.read(queries.RUN_PAGE, params)
     matching = int(rows[0]["matching_runs"]) if rows else 0
+    rows = store.sealing.open_run_rows(rows)  # encrypted metadata values, opened
     listed = [_listed(row) for row in rows if row["run_id"] is not None]
     more = len(listed) > limit
     listed = listed[:limit]
