@@ -7,7 +7,8 @@ each value is opened and sealed again and written back with a compare-and-swap o
 bytes it read, page by page, and once no value is left under a retiring key those keys
 are ``retired``. Every write is one row in its own transaction, so a rotation killed at
 any point leaves each value whole, old or new, and running it again carries on (values
-already under the new data key are skipped). :func:`key_usage_async` counts the values
+already under the new data key are skipped). Values written in clear, before the store
+was encrypted, are sealed too. :func:`key_usage_async` counts the values
 under each data key by reading only their headers (no key needed).
 """
 
@@ -22,7 +23,16 @@ import orjson
 
 from agentckpt.crypto.keyring import ACTIVE, RETIRED, RETIRING, DataKey, Keyring
 from agentckpt.crypto.sealed import is_sealed, read_header
-from agentckpt.crypto.sealing import BLOB, CONFIG, EFFECT, HISTORY, METADATA, STEP
+from agentckpt.crypto.sealing import (
+    BLOB,
+    CONFIG,
+    EFFECT,
+    HISTORY,
+    METADATA,
+    SEALED,
+    STEP,
+    is_sealed_codec,
+)
 from agentckpt.crypto.sealing import METADATA_PREFIX as PREFIX
 from agentckpt.errors import ConfigurationError
 from agentckpt.store import queries
@@ -48,14 +58,19 @@ class _Table:
 
 
 _TABLES = (
-    _Table("steps", queries.SEALED_STEPS_PAGE, queries.RESEAL_STEP, STEP, "payload", ("step",)),
-    _Table("blobs", queries.SEALED_BLOBS_PAGE, queries.RESEAL_BLOB, BLOB, "data", ("digest",)),
+    _Table("steps", queries.ROTATION_STEPS_PAGE, queries.RESEAL_STEP, STEP, "payload", ("step",)),
+    _Table("blobs", queries.ROTATION_BLOBS_PAGE, queries.RESEAL_BLOB, BLOB, "data", ("digest",)),
     _Table(
-        "history", queries.SEALED_HISTORY_PAGE, queries.RESEAL_HISTORY, HISTORY, "payload", ("seq",)
+        "history",
+        queries.ROTATION_HISTORY_PAGE,
+        queries.RESEAL_HISTORY,
+        HISTORY,
+        "payload",
+        ("seq",),
     ),
     _Table(
         "effects",
-        queries.SEALED_EFFECTS_PAGE,
+        queries.ROTATION_EFFECTS_PAGE,
         queries.RESEAL_EFFECT,
         EFFECT,
         "payload",
@@ -89,7 +104,7 @@ async def _pages(store: AsyncStore, table: _Table, batch: int) -> Any:
     last: dict[str, Any] | None = None
     while True:
         params = {**_after(table, last), "limit": batch}
-        if table.name in ("steps", "blobs", "history"):
+        if len(table.keys) == 1:
             params.pop("after_key")
         rows = await store.backend.read(table.page, params)
         if not rows:
@@ -135,6 +150,8 @@ async def key_usage_async(
     for table in _TABLES:
         async for rows in _pages(store, table, batch):
             for row in rows:
+                if not is_sealed_codec(row["codec"]):
+                    continue
                 where = f"run {row['run_id']} {table.name}"
                 count(read_header(bytes(row[table.column]), where=where).key_id, table.name)
     async for rows in _run_pages(store, batch):
@@ -156,26 +173,37 @@ async def _reseal_table(
     async for rows in _pages(store, table, batch):
         for row in rows:
             scanned += 1
-            old = bytes(row[table.column])
-            if keyring.key_id_of(old) == target:
-                continue
-            plain = keyring.open(table.kind, old, run_id=row["run_id"], where=table.name)
+            old, codec = bytes(row[table.column]), row["codec"]
+            if is_sealed_codec(codec):
+                if keyring.key_id_of(old) == target:
+                    continue
+                plain = keyring.open(table.kind, old, run_id=row["run_id"], where=table.name)
+            else:  # written before the store was encrypted: sealed now
+                plain, codec = old, codec + SEALED
             params = {name: row[name] for name in ("run_id", *table.keys)}
             new = keyring.seal(table.kind, plain, key_id=target)
-            if await store.backend.write(table.reseal, {**params, "old": old, "new": new}):
+            change = {**params, "old": old, "new": new, "codec": codec}
+            if await store.backend.write(table.reseal, change):
                 resealed += 1
         progress(table.name, scanned, resealed)
     return resealed
 
 
-def _reseal_metadata(keyring: Keyring, text: Any, target: str) -> str | None:
+def _reseal_metadata(keyring: Keyring, text: Any, target: str, *, seal_clear: bool) -> str | None:
+    """The metadata with its values under ``target`` (clear ones sealed if
+    ``seal_clear``), or None when nothing changes."""
     values = _metadata_values(text)
     changed = False
     for name, value in values.items():
         sealed = _sealed_metadata(value)
-        if sealed is None or keyring.key_id_of(sealed) == target:
+        if sealed is None:
+            if not seal_clear:
+                continue
+            plain = orjson.dumps(value)
+        elif keyring.key_id_of(sealed) == target:
             continue
-        plain = keyring.open(METADATA, sealed, run_id=None, where=f"metadata {name!r}")
+        else:
+            plain = keyring.open(METADATA, sealed, run_id=None, where=f"metadata {name!r}")
         values[name] = PREFIX + base64.b64encode(
             keyring.seal(METADATA, plain, key_id=target)
         ).decode("ascii")
@@ -192,14 +220,17 @@ async def _reseal_runs(
             scanned += 1
             rid = row["run_id"]
             config = bytes(row["config"])
-            if is_sealed(config) and keyring.key_id_of(config) != target:
-                plain = keyring.open(CONFIG, config, run_id=rid, where="config")
+            if not is_sealed(config) or keyring.key_id_of(config) != target:
+                clear = not is_sealed(config)
+                plain = (
+                    config if clear else keyring.open(CONFIG, config, run_id=rid, where="config")
+                )
                 new = keyring.seal(CONFIG, plain, key_id=target)
                 params = {"run_id": rid, "old": config, "new": new}
                 if await store.backend.write(queries.RESEAL_RUN_CONFIG, params):
                     resealed += 1
             text = row["metadata"]
-            new_text = _reseal_metadata(keyring, text, target)
+            new_text = _reseal_metadata(keyring, text, target, seal_clear=store.sealing.metadata)
             if new_text is not None:
                 params = {"run_id": rid, "old": text, "new": new_text}
                 if await store.backend.write(queries.RESEAL_RUN_METADATA, params):

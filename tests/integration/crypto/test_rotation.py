@@ -212,3 +212,24 @@ def test_reading_a_value_under_a_key_made_by_another_process(sqlite_url: str) ->
         pytest.raises(KeyUnavailableError),
     ):
         store.latest(run.run_id)
+
+
+def test_reencrypt_seals_what_was_written_before_encryption(
+    url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with Store.connect(url) as store:
+        filled = fill(store)
+    with Store.connect(url, encryption=encryption("kek-1", metadata=True)) as store:
+        check_reads(store, filled)  # clear rows read beside the new data key
+    monkeypatch.setenv("TEST_KEYS", key_text("kek-1"))
+    keyed = f"{url}{'&' if '?' in url else '?'}encryption=env:TEST_KEYS&encrypt_metadata=true"
+    code, _, err = cli(capsys, "keys", "rotate", "--reencrypt", "--url", keyed)
+    assert code == 0, err
+    [(key_id, _)] = [(k, v) for k, v in data_keys(url).items() if v[1] == "active"]
+    assert sealed_key_ids(url) == {key_id}
+    for table in ("steps", "blobs", "history", "effects"):
+        assert all(c.endswith("+sealed") for (c,) in raw_sql(url, f"SELECT codec FROM {table}"))
+    for (metadata,) in raw_sql(url, "SELECT metadata FROM runs"):
+        assert SECRET not in str(metadata)
+    with Store.connect(url, encryption=encryption("kek-1")) as store:
+        check_reads(store, filled)

@@ -162,48 +162,44 @@ UPDATE data_keys SET state = %(state)s, updated_at = now()
 WHERE key_id = %(key_id)s AND state = %(old_state)s
 RETURNING key_id;
 
--- name: sealed_steps_page
+-- name: rotation_steps_page
 SELECT run_id, step, codec, payload FROM steps
-WHERE codec LIKE '%%+sealed'
-  AND (%(after_run)s::uuid IS NULL OR (run_id, step) > (%(after_run)s::uuid, %(after)s::bigint))
+WHERE (%(after_run)s::uuid IS NULL OR (run_id, step) > (%(after_run)s::uuid, %(after)s::bigint))
 ORDER BY run_id, step LIMIT %(limit)s;
 
 -- name: reseal_step
-UPDATE steps SET payload = %(new)s
+UPDATE steps SET payload = %(new)s, codec = %(codec)s
 WHERE run_id = %(run_id)s AND step = %(step)s AND payload = %(old)s
 RETURNING run_id;
 
--- name: sealed_blobs_page
+-- name: rotation_blobs_page
 SELECT run_id, digest, codec, data FROM blobs
-WHERE codec LIKE '%%+sealed'
-  AND (%(after_run)s::uuid IS NULL OR (run_id, digest) > (%(after_run)s::uuid, %(after)s::text))
+WHERE (%(after_run)s::uuid IS NULL OR (run_id, digest) > (%(after_run)s::uuid, %(after)s::text))
 ORDER BY run_id, digest LIMIT %(limit)s;
 
 -- name: reseal_blob
-UPDATE blobs SET data = %(new)s
+UPDATE blobs SET data = %(new)s, codec = %(codec)s
 WHERE run_id = %(run_id)s AND digest = %(digest)s AND data = %(old)s
 RETURNING run_id;
 
--- name: sealed_history_page
+-- name: rotation_history_page
 SELECT run_id, seq, codec, payload FROM history
-WHERE codec LIKE '%%+sealed'
-  AND (%(after_run)s::uuid IS NULL OR (run_id, seq) > (%(after_run)s::uuid, %(after)s::bigint))
+WHERE (%(after_run)s::uuid IS NULL OR (run_id, seq) > (%(after_run)s::uuid, %(after)s::bigint))
 ORDER BY run_id, seq LIMIT %(limit)s;
 
 -- name: reseal_history
-UPDATE history SET payload = %(new)s
+UPDATE history SET payload = %(new)s, codec = %(codec)s
 WHERE run_id = %(run_id)s AND seq = %(seq)s AND payload = %(old)s
 RETURNING run_id;
 
--- name: sealed_effects_page
+-- name: rotation_effects_page
 SELECT run_id, step, key, codec, payload FROM effects
-WHERE codec LIKE '%%+sealed'
-  AND (%(after_run)s::uuid IS NULL
+WHERE (%(after_run)s::uuid IS NULL
        OR (run_id, step, key) > (%(after_run)s::uuid, %(after)s::bigint, %(after_key)s::text))
 ORDER BY run_id, step, key LIMIT %(limit)s;
 
 -- name: reseal_effect
-UPDATE effects SET payload = %(new)s
+UPDATE effects SET payload = %(new)s, codec = %(codec)s
 WHERE run_id = %(run_id)s AND step = %(step)s AND key = %(key)s AND payload = %(old)s
 RETURNING run_id;
 

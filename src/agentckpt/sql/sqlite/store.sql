@@ -147,44 +147,43 @@ UPDATE data_keys SET state = :state, updated_at = strftime('%Y-%m-%dT%H:%M:%f', 
 WHERE key_id = :key_id AND state = :old_state
 RETURNING key_id;
 
--- name: sealed_steps_page
+-- name: rotation_steps_page
 SELECT run_id, step, codec, payload FROM steps
-WHERE codec LIKE '%+sealed' AND (:after_run IS NULL OR (run_id, step) > (:after_run, :after))
+WHERE (:after_run IS NULL OR (run_id, step) > (:after_run, :after))
 ORDER BY run_id, step LIMIT :limit;
 
 -- name: reseal_step
-UPDATE steps SET payload = :new
+UPDATE steps SET payload = :new, codec = :codec
 WHERE run_id = :run_id AND step = :step AND payload = :old
 RETURNING run_id;
 
--- name: sealed_blobs_page
+-- name: rotation_blobs_page
 SELECT run_id, digest, codec, data FROM blobs
-WHERE codec LIKE '%+sealed' AND (:after_run IS NULL OR (run_id, digest) > (:after_run, :after))
+WHERE (:after_run IS NULL OR (run_id, digest) > (:after_run, :after))
 ORDER BY run_id, digest LIMIT :limit;
 
 -- name: reseal_blob
-UPDATE blobs SET data = :new
+UPDATE blobs SET data = :new, codec = :codec
 WHERE run_id = :run_id AND digest = :digest AND data = :old
 RETURNING run_id;
 
--- name: sealed_history_page
+-- name: rotation_history_page
 SELECT run_id, seq, codec, payload FROM history
-WHERE codec LIKE '%+sealed' AND (:after_run IS NULL OR (run_id, seq) > (:after_run, :after))
+WHERE (:after_run IS NULL OR (run_id, seq) > (:after_run, :after))
 ORDER BY run_id, seq LIMIT :limit;
 
 -- name: reseal_history
-UPDATE history SET payload = :new
+UPDATE history SET payload = :new, codec = :codec
 WHERE run_id = :run_id AND seq = :seq AND payload = :old
 RETURNING run_id;
 
--- name: sealed_effects_page
+-- name: rotation_effects_page
 SELECT run_id, step, key, codec, payload FROM effects
-WHERE codec LIKE '%+sealed'
-  AND (:after_run IS NULL OR (run_id, step, key) > (:after_run, :after, :after_key))
+WHERE (:after_run IS NULL OR (run_id, step, key) > (:after_run, :after, :after_key))
 ORDER BY run_id, step, key LIMIT :limit;
 
 -- name: reseal_effect
-UPDATE effects SET payload = :new
+UPDATE effects SET payload = :new, codec = :codec
 WHERE run_id = :run_id AND step = :step AND key = :key AND payload = :old
 RETURNING run_id;
 
