@@ -303,10 +303,11 @@ class _Reader:
             key = data_key_from_line(record.get("row"))
         except ValueError as exc:
             raise self.error(number, str(exc), "row", "data_key") from None
-        if self.store is not None:
+        # Only a store opened with encryption takes them: a clear store that did would
+        # refuse clear writes from then on; its import of sealed runs fails anyway.
+        if self.store is not None and self.sealing.keyring is not None:
             KeyTable(self.store.backend).insert(key)
-            if self.sealing.keyring is not None:
-                KeyTable(self.store.backend).refresh(self.sealing.keyring)
+            KeyTable(self.store.backend).refresh(self.sealing.keyring)
 
     def opened(self, bundle: _Bundle) -> _Bundle:
         """The bundle with its sealed values opened, checked as a clear one would be."""
