@@ -145,3 +145,24 @@ def test_url_settings_env_and_file(
     keyfile.write_text("kek-1:c2hvcnQ=\n")
     with pytest.raises(ConfigurationError, match="entry 1"):
         Store.connect(sqlite_url, encryption=f"file:{keyfile}")
+
+
+def test_the_async_store_seals_and_reads_the_same(url: str) -> None:
+    import asyncio
+
+    from agentckpt import AsyncStore
+
+    async def scenario() -> None:
+        async with await AsyncStore.connect(url, encryption=encryption()) as store:
+            run = await store.create_run(config={"k": SECRET})
+            ref = await store.put_blob(run.run_id, SECRET.encode() * 10)
+            await store.commit(run.run_id, {"s": SECRET, "doc": ref.to_json()})
+        async with await AsyncStore.connect(url, encryption=encryption()) as store:
+            assert (await store.get_run(run.run_id)).config == {"k": SECRET}
+            assert (await store.latest(run.run_id)).state["s"] == SECRET  # type: ignore[union-attr]
+            assert await store.get_blob(run.run_id, ref) == SECRET.encode() * 10
+
+    asyncio.run(scenario())
+    for table, column in (("steps", "payload"), ("blobs", "data"), ("runs", "config")):
+        for (data,) in raw_sql(url, f"SELECT {column} FROM {table}"):
+            assert not leaks(bytes(data))
