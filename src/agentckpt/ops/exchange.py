@@ -42,6 +42,7 @@ from agentckpt.crypto.exchange import (
 )
 from agentckpt.crypto.sealing import Sealing
 from agentckpt.errors import (
+    ConfigurationError,
     ConflictError,
     CorruptDataError,
     ExportFormatError,
@@ -112,6 +113,12 @@ def export_runs(
     An encrypted store's values stay sealed, and its data keys (wrapped) go along as
     ``data_key`` lines after the header; ``decrypt=True`` writes them opened instead.
     """
+    keys = KeyTable(store.backend).load()
+    if decrypt and keys and not store.sealing.enabled:
+        raise ConfigurationError(
+            "exporting decrypted needs the store opened with its keys (encryption= in the "
+            "URL or Store.connect); nothing was written"
+        )
     summary = ExportSummary()
     header = {
         "type": "header",
@@ -122,7 +129,7 @@ def export_runs(
     }
     out.write(json.dumps(header, sort_keys=True, separators=(",", ":")) + "\n")
     summary.lines += 1
-    for key in [] if decrypt else KeyTable(store.backend).load():
+    for key in [] if decrypt else keys:
         record = {"type": "data_key", "row": data_key_line(key)}
         out.write(json.dumps(record, sort_keys=True, separators=(",", ":")) + "\n")
         summary.lines += 1

@@ -145,3 +145,15 @@ def test_a_flipped_byte_in_an_export_is_refused(sqlite_url: str, tmp_path: Path)
         pytest.raises(CorruptDataError),
     ):
         import_runs(target, lines)
+
+
+def test_decrypt_without_the_keys_writes_nothing(sqlite_url: str) -> None:
+    from agentckpt import ConfigurationError
+
+    with Store.connect(sqlite_url, encryption=encryption()) as store:
+        fill(store)
+    with Store.connect(sqlite_url) as store:
+        out = io.StringIO()
+        with pytest.raises(ConfigurationError, match="keys"):
+            export_runs(store, [r.run_id for r in []], out, decrypt=True)
+        assert out.getvalue() == ""
