@@ -38,6 +38,17 @@ class Encryption:
     metadata: bool = False
     cipher: Cipher = field(default=DEFAULT_CIPHER)
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.keys, KeyProvider):
+            raise ConfigurationError(
+                "Encryption(keys=...) must be a key provider (current_key_id, wrap, unwrap), "
+                f"not {type(self.keys).__name__}"
+            )
+        if not isinstance(self.cipher, Cipher):
+            raise ConfigurationError(
+                f"Encryption(cipher=...) must be a Cipher, not {type(self.cipher).__name__}"
+            )
+
 
 def provider_from_text(text: str) -> KeyProvider:
     """``env:NAME`` or ``file:/path``: the built-in provider it names."""

@@ -98,3 +98,14 @@ def test_a_provider_names_the_missing_kek() -> None:
 def test_bad_key_text_is_a_configuration_error(text: str) -> None:
     with pytest.raises(ConfigurationError, match="encryption"):
         parse_keys(text, source="test")
+
+
+def test_encryption_settings_are_checked() -> None:
+    from agentckpt import Encryption
+
+    with pytest.raises(ConfigurationError, match="key provider"):
+        Encryption(keys=b"\0" * 32)  # type: ignore[arg-type]
+    from agentckpt.crypto.ciphers import cipher_named
+
+    with pytest.raises(ConfigurationError, match="unknown cipher"):
+        cipher_named("aes-128-ecb")
