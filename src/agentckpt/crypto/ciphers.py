@@ -54,6 +54,17 @@ def _aead_classes() -> dict[str, Any]:
     return {AES_256_GCM.name: AESGCM, CHACHA20_POLY1305.name: ChaCha20Poly1305}
 
 
+def invalid_tag() -> type[Exception]:
+    """``cryptography``'s exception for a failed authentication tag."""
+    try:
+        from cryptography.exceptions import InvalidTag
+    except ImportError as exc:  # pragma: no cover - the extra is installed in the tests
+        raise ConfigurationError(
+            f"encryption needs the cryptography package ({exc}): pip install 'agentckpt[crypto]'"
+        ) from exc
+    return InvalidTag
+
+
 def cipher_named(name: str) -> Cipher:
     """The cipher called ``name``; :class:`ConfigurationError` for an unknown one."""
     try:

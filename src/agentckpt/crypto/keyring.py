@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
-from agentckpt.crypto.ciphers import NONCE_BYTES, Cipher
+from agentckpt.crypto.ciphers import NONCE_BYTES, Cipher, invalid_tag
 from agentckpt.crypto.providers import KeyProvider, new_key
 from agentckpt.crypto.sealed import header_bytes, read_header
 from agentckpt.errors import CorruptDataError, KeyUnavailableError
@@ -198,8 +198,6 @@ class Keyring:
         data key the store never had; :class:`KeyUnavailableError` (naming the run and
         the key) if the data key's KEK is missing or wrong.
         """
-        from cryptography.exceptions import InvalidTag
-
         sealed = bytes(sealed)
         label = f"run {run_id} {where}" if run_id is not None else where
         header = read_header(sealed, where=label)
@@ -208,7 +206,7 @@ class Keyring:
             return bytes(
                 aead.decrypt(header.nonce, sealed[header.size :], header.aad(sealed, kind))
             )
-        except InvalidTag:
+        except invalid_tag():
             raise CorruptDataError(
                 f"{label}: sealed value fails its authentication tag (data key "
                 f"{header.key_id}): the bytes were changed"

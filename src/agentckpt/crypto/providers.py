@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from agentckpt.crypto.ciphers import AES_256_GCM, KEY_BYTES, NONCE_BYTES
+from agentckpt.crypto.ciphers import AES_256_GCM, KEY_BYTES, NONCE_BYTES, invalid_tag
 from agentckpt.crypto.sealed import KEY_ID
 from agentckpt.errors import ConfigurationError, KeyUnavailableError
 
@@ -103,12 +103,10 @@ class StaticKeys:
 
     def unwrap(self, key_id: str, wrapped: bytes, context: bytes) -> bytes:
         """The data key; :class:`KeyUnavailableError` for a missing or wrong KEK."""
-        from cryptography.exceptions import InvalidTag
-
         kek = self._key(key_id)
         try:
             return AES_256_GCM.decrypt(kek, wrapped[:NONCE_BYTES], wrapped[NONCE_BYTES:], context)
-        except InvalidTag:
+        except invalid_tag():
             raise KeyUnavailableError(
                 f"key-encryption key {key_id} does not unwrap {context.decode('ascii', 'replace')}"
                 " (a wrong key under that id, or a damaged wrapped key)",
