@@ -227,8 +227,14 @@ class Store:
         except UnknownDataKey:
             if self.sealing.keyring is None:
                 raise
-            KeyTable(self.backend).refresh(self.sealing.keyring)
+            self.refresh_keys()
             return open_values()
+
+    def refresh_keys(self) -> None:
+        """Reload the data keys from the database (ones other processes made since this
+        store opened); a no-op for a store without encryption."""
+        if self.sealing.keyring is not None:
+            KeyTable(self.backend).refresh(self.sealing.keyring)
 
     def open_rows(
         self, kind: str, rows: list[Row], *, run_id: UUID | None = None, column: str = "payload"

@@ -226,8 +226,14 @@ class AsyncStore:
         except UnknownDataKey:
             if self.sealing.keyring is None:
                 raise
-            await AsyncKeyTable(self.backend).refresh(self.sealing.keyring)
+            await self.refresh_keys()
             return open_values()
+
+    async def refresh_keys(self) -> None:
+        """Reload the data keys from the database (ones other processes made since this
+        store opened); a no-op for a store without encryption."""
+        if self.sealing.keyring is not None:
+            await AsyncKeyTable(self.backend).refresh(self.sealing.keyring)
 
     async def open_rows(
         self, kind: str, rows: list[Row], *, run_id: UUID | None = None, column: str = "payload"

@@ -164,3 +164,19 @@ def test_an_encrypted_store_opened_without_keys_writes_nothing_in_clear(url: str
         with pytest.raises(KeyUnavailableError, match="nothing was written"):
             store.put_blob(filled.run_id, SECRET.encode())
     assert raw_sql(url, "SELECT count(*) FROM runs") == before
+
+
+def test_a_blob_directory_value_under_a_data_key_made_later_is_read(
+    tmp_path: Path, sqlite_url: str
+) -> None:
+    blobs = LocalBlobStore(tmp_path / "blobs")
+    policy = OffloadPolicy(threshold=1024)
+    with Store.connect(sqlite_url, encryption=encryption("kek-1", "kek-2")) as reader:
+        run = reader.create_run()
+        # Another process, with kek-2 current, makes its own data key and writes a blob.
+        with Store.connect(sqlite_url, encryption=encryption("kek-2", "kek-1")) as writer:
+            artifacts = Artifacts(writer, run.run_id, blobs, policy)
+            state, pending = artifacts.prepare({"report": SECRET * 100})
+            artifacts.persist(pending, set())
+        fresh = Artifacts(reader, run.run_id, blobs, policy)
+        assert fresh.load(state["report"]) == SECRET * 100
