@@ -22,6 +22,7 @@ from agentckpt._core.policy import SnapshotPolicy
 from agentckpt._core.versions import StateMigrations
 from agentckpt._version import __version__
 from agentckpt.conversation import AsyncConversations, Conversations
+from agentckpt.crypto import Encryption
 from agentckpt.errors import (
     AcknowledgedStepsLostError,
     AgentckptError,
@@ -35,6 +36,7 @@ from agentckpt.errors import (
     FencedError,
     InvalidPatchError,
     InvalidValueError,
+    KeyUnavailableError,
     LeaseHeldError,
     LeaseLostError,
     MigrationError,
@@ -77,11 +79,13 @@ __all__ = [
     "Conversations",
     "CorruptDataError",
     "DeltaChannelPruneError",
+    "Encryption",
     "ExportFormatError",
     "FatalError",
     "FencedError",
     "InvalidPatchError",
     "InvalidValueError",
+    "KeyUnavailableError",
     "LeaseHeldError",
     "LeaseLostError",
     "Limits",

@@ -17,6 +17,7 @@ Every error says what was wrong and where. The tree::
     │   └── FencedError                        the writer's lease epoch is stale
     │       └── LeaseLostError                 this worker's lease was taken over
     ├── CorruptDataError                       stored bytes fail their checksum or cannot be decoded
+    ├── KeyUnavailableError                    encryption: a key is missing, wrong or revoked
     │   └── ExportFormatError                  an export file this version cannot import
     ├── ConfigurationError                     a bad URL, option or setting
     │   ├── TenantError                        a tenant name that is not valid
@@ -66,6 +67,7 @@ __all__ = [
     "FencedError",
     "InvalidPatchError",
     "InvalidValueError",
+    "KeyUnavailableError",
     "LeaseHeldError",
     "LeaseLostError",
     "MigrationError",
@@ -167,6 +169,16 @@ class FencedError(ConflictError):
 
 class CorruptDataError(AgentckptError):
     """Stored bytes fail their checksum or cannot be decoded; names the run and step."""
+
+
+class KeyUnavailableError(AgentckptError):
+    """An encryption key is missing, wrong or revoked: names the key id, and the run when
+    a run's value was being read. Nothing was written or returned half-decrypted."""
+
+    def __init__(self, message: str, *, key_id: str, run_id: UUID | None = None) -> None:
+        super().__init__(message)
+        self.key_id = key_id
+        self.run_id = run_id
 
 
 class ConfigurationError(AgentckptError):

@@ -27,6 +27,7 @@ LAYERS: dict[str, int] = {
     "agentckpt._core": 0,
     "agentckpt.tenancy": 0,
     "agentckpt.redaction": 0,
+    "agentckpt.crypto": 0,
     "agentckpt._compat": 1,
     "agentckpt.telemetry": 1,
     "agentckpt._backends": 2,

@@ -23,6 +23,7 @@ from agentckpt._backends.options import (
     known_settings,
     resolve_options,
 )
+from agentckpt.crypto.settings import split_settings
 from agentckpt.errors import ConfigurationError
 
 __all__ = ["Target", "open_backend", "open_backend_async", "parse_url"]
@@ -73,6 +74,8 @@ def parse_url(url: str) -> Target:
 def _parse(url: str) -> Target:
     if not isinstance(url, str):
         raise ConfigurationError(f"a store URL must be a str, not {type(url).__name__}")
+    # The encryption settings are the store's (agentckpt.crypto.settings), not a driver's.
+    url = split_settings(url)[0]
     scheme = url.partition(":")[0].lower()
     if scheme == "sqlite":
         # Every query parameter of a SQLite URL is an agentckpt setting: an unknown one

@@ -59,7 +59,9 @@ _QUICK_AGENTS = (1, 4)
 _FULL_AGENTS = (1, 10, 100, 1000)
 # The default subjects; "all" adds the compiled LangGraph graphs (opt-in: slow).
 _SUBJECTS = ("agentckpt", "seed000", "floor", "batched", "langgraph")
-_OPT_IN = ("graph", "graph_agentckpt")
+# Opt-in: the compiled LangGraph graphs (slow), agentckpt with encryption at rest
+# (--encryption adds it).
+_OPT_IN = ("graph", "graph_agentckpt", "agentckpt_enc")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -145,6 +147,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--memory-runs", type=int, help="active runs of the memory figure (default 10000)"
     )
+    parser.add_argument(
+        "--encryption",
+        action="store_true",
+        help="also run agentckpt with encryption at rest (the agentckpt_enc column)",
+    )
     parser.add_argument("--quick", action="store_true", help="tiny sizes for a smoke run")
     parser.add_argument("--json", metavar="PATH", type=Path, help="also write the results as JSON")
     parser.add_argument(
@@ -172,6 +179,8 @@ def _config(args: argparse.Namespace) -> BenchConfig:
     subjects = tuple(s.strip() for s in args.subjects.split(",") if s.strip())
     if subjects == ("all",):
         subjects = _SUBJECTS + _OPT_IN
+    if args.encryption and "agentckpt_enc" not in subjects:
+        subjects = (*subjects, "agentckpt_enc")
     unknown = sorted(set(subjects) - set(_SUBJECTS + _OPT_IN))
     if unknown:
         raise BenchmarkError(

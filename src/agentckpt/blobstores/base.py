@@ -20,6 +20,8 @@ from datetime import datetime
 from typing import Protocol
 from uuid import UUID
 
+from agentckpt.crypto.sealing import BLOB, Sealing
+
 __all__ = ["AsyncBlobIO", "BlobIO", "BlobStore", "StoredBlob"]
 
 
@@ -74,10 +76,15 @@ class BlobStore(Protocol):
 
 
 class BlobIO:
-    """Calls a :class:`BlobStore` directly (the sync run loop)."""
+    """Calls a :class:`BlobStore` directly (the sync run loop).
 
-    def __init__(self, store: BlobStore) -> None:
+    ``sealing`` (the store's, :attr:`agentckpt.Store.sealing`) encrypts what is put and
+    decrypts what is got, so the blob store only ever holds sealed bytes.
+    """
+
+    def __init__(self, store: BlobStore, *, sealing: Sealing | None = None) -> None:
         self.store = store
+        self.sealing = sealing or Sealing()
 
     def uri_for(self, run_id: UUID, digest: str) -> str:
         """See :meth:`BlobStore.uri_for`."""
@@ -85,11 +92,11 @@ class BlobIO:
 
     def put(self, run_id: UUID, digest: str, data: bytes) -> str:
         """See :meth:`BlobStore.put`."""
-        return self.store.put(run_id, digest, data)
+        return self.store.put(run_id, digest, self.sealing.seal_bytes(BLOB, data))
 
     def get(self, uri: str) -> bytes:
         """See :meth:`BlobStore.get`."""
-        return self.store.get(uri)
+        return self.sealing.open_bytes(BLOB, self.store.get(uri), where=uri)
 
     def list(self, run_id: UUID | None = None) -> list[StoredBlob]:
         """See :meth:`BlobStore.list`."""
@@ -105,10 +112,12 @@ class BlobIO:
 
 
 class AsyncBlobIO:
-    """Calls a :class:`BlobStore` in a worker thread (the async run loop)."""
+    """Calls a :class:`BlobStore` in a worker thread (the async run loop); ``sealing``
+    as for :class:`BlobIO`."""
 
-    def __init__(self, store: BlobStore) -> None:
+    def __init__(self, store: BlobStore, *, sealing: Sealing | None = None) -> None:
         self.store = store
+        self.sealing = sealing or Sealing()
 
     def uri_for(self, run_id: UUID, digest: str) -> str:
         """See :meth:`BlobStore.uri_for` (pure, so called directly)."""
@@ -116,11 +125,13 @@ class AsyncBlobIO:
 
     async def put(self, run_id: UUID, digest: str, data: bytes) -> str:
         """See :meth:`BlobStore.put`."""
-        return await asyncio.to_thread(self.store.put, run_id, digest, data)
+        sealed = self.sealing.seal_bytes(BLOB, data)
+        return await asyncio.to_thread(self.store.put, run_id, digest, sealed)
 
     async def get(self, uri: str) -> bytes:
         """See :meth:`BlobStore.get`."""
-        return await asyncio.to_thread(self.store.get, uri)
+        stored = await asyncio.to_thread(self.store.get, uri)
+        return self.sealing.open_bytes(BLOB, stored, where=uri)
 
     async def list(self, run_id: UUID | None = None) -> list[StoredBlob]:
         """See :meth:`BlobStore.list`."""

@@ -20,6 +20,7 @@ from agentckpt.cli import (
     demo,
     doctor,
     extras,
+    keys,
     manage,
     metrics,
     migrate,
@@ -74,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
         metrics,
         doctor,
         verify,
+        keys,
         web,
         bench,
     ):

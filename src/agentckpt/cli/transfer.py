@@ -48,6 +48,12 @@ def register(
         help="print the summary (runs, lines, bytes) as JSON: on stdout with -o FILE, "
         "else on stderr",
     )
+    export.add_argument(
+        "--decrypt",
+        action="store_true",
+        help="an encrypted store: write every value decrypted (default: values stay "
+        "encrypted and the wrapped data keys go along); needs encryption= in the URL",
+    )
     export.set_defaults(func=export_command)
 
     imp = sub.add_parser(
@@ -129,7 +135,11 @@ def export_command(args: argparse.Namespace) -> int:
                 runs, lines, skipped = chats.written, chats.written, chats.skipped
             else:
                 summary = export_runs(
-                    store, run_ids, out, on_run=lambda rid, n: bar.advance(note=str(rid)[:8])
+                    store,
+                    run_ids,
+                    out,
+                    on_run=lambda rid, n: bar.advance(note=str(rid)[:8]),
+                    decrypt=args.decrypt,
                 )
                 runs, lines, skipped = summary.runs, summary.lines, 0
     to_file = bool(args.output) and args.output != "-"

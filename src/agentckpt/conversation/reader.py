@@ -37,6 +37,7 @@ from agentckpt.conversation.recovery import (
     interrupted_result,
 )
 from agentckpt.conversation.upgrades import state_migrations
+from agentckpt.crypto.sealing import HISTORY
 from agentckpt.errors import ConfigDriftError, RunNotFoundError
 from agentckpt.ops import kinds
 from agentckpt.records import RunInfo
@@ -157,8 +158,12 @@ class ConversationReader:
             state = (self._load(rid)).state
         if state.archive is None or state.archive.segments == 0:
             return []
-        rows = self.store.backend.read(
-            queries.HISTORY, {"run_id": rid, "segments": state.archive.segments}
+        rows = self.store.open_rows(
+            HISTORY,
+            self.store.backend.read(
+                queries.HISTORY, {"run_id": rid, "segments": state.archive.segments}
+            ),
+            run_id=rid,
         )
         messages = [
             Message.from_json(doc, path=f"/history/{i}")

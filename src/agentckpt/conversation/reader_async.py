@@ -36,6 +36,7 @@ from agentckpt.conversation.recovery import (
     interrupted_result,
 )
 from agentckpt.conversation.upgrades import state_migrations
+from agentckpt.crypto.sealing import HISTORY
 from agentckpt.errors import ConfigDriftError, RunNotFoundError
 from agentckpt.ops import kinds
 from agentckpt.records import RunInfo
@@ -156,8 +157,12 @@ class AsyncConversationReader:
             state = (await self._load(rid)).state
         if state.archive is None or state.archive.segments == 0:
             return []
-        rows = await self.store.backend.read(
-            queries.HISTORY, {"run_id": rid, "segments": state.archive.segments}
+        rows = await self.store.open_rows(
+            HISTORY,
+            await self.store.backend.read(
+                queries.HISTORY, {"run_id": rid, "segments": state.archive.segments}
+            ),
+            run_id=rid,
         )
         messages = [
             Message.from_json(doc, path=f"/history/{i}")

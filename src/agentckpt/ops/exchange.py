@@ -34,14 +34,33 @@ from agentckpt._core.metadata import decode_metadata
 from agentckpt._core.plan import replay
 from agentckpt._core.writes import Row
 from agentckpt._version import __version__
+from agentckpt.crypto.exchange import (
+    data_key_from_line,
+    data_key_line,
+    open_line_row,
+    open_run_row,
+)
+from agentckpt.crypto.sealing import Sealing
 from agentckpt.errors import (
+    ConfigurationError,
     ConflictError,
     CorruptDataError,
     ExportFormatError,
     RunNotFoundError,
     StoreError,
 )
-from agentckpt.ops.export_rows import CHILDREN, RUN, Column, LineType, Problem, check_row, describe
+from agentckpt.ops.export_rows import (
+    CHILDREN,
+    RUN,
+    Column,
+    LineType,
+    Problem,
+    check_config,
+    check_row,
+    check_state_payload,
+    describe,
+)
+from agentckpt.store.keys import KeyTable
 from agentckpt.store.store import Store, as_run_id
 
 FORMAT = "agentckpt-export"
@@ -87,8 +106,19 @@ def export_runs(
     out: TextIO,
     *,
     on_run: Callable[[UUID, int], None] | None = None,
+    decrypt: bool = False,
 ) -> ExportSummary:
-    """Write the runs to ``out`` as JSON Lines; ``on_run(run_id, lines)`` after each."""
+    """Write the runs to ``out`` as JSON Lines; ``on_run(run_id, lines)`` after each.
+
+    An encrypted store's values stay sealed, and its data keys (wrapped) go along as
+    ``data_key`` lines after the header; ``decrypt=True`` writes them opened instead.
+    """
+    keys = KeyTable(store.backend).load()
+    if decrypt and keys and not store.sealing.enabled:
+        raise ConfigurationError(
+            "exporting decrypted needs the store opened with its keys (encryption= in the "
+            "URL or Store.connect); nothing was written"
+        )
     summary = ExportSummary()
     header = {
         "type": "header",
@@ -99,14 +129,21 @@ def export_runs(
     }
     out.write(json.dumps(header, sort_keys=True, separators=(",", ":")) + "\n")
     summary.lines += 1
+    for key in [] if decrypt else keys:
+        record = {"type": "data_key", "row": data_key_line(key)}
+        out.write(json.dumps(record, sort_keys=True, separators=(",", ":")) + "\n")
+        summary.lines += 1
+    opened = decrypt and store.sealing.enabled
     for raw_id in run_ids:
         rid = as_run_id(raw_id)
         rows = store.backend.read(RUN.export_query, {"run_id": rid})
         if not rows:
             store.get_run(rid)  # raises RunNotFoundError with the usual message
-        lines = [_line(RUN, rid, rows[0])]
+        lines = [_line(RUN, rid, open_run_row(store.sealing, rows[0]) if opened else rows[0])]
         for line_type in CHILDREN:
             for row in store.backend.read(line_type.export_query, {"run_id": rid}):
+                if opened:
+                    row = open_line_row(store.sealing, line_type.name, row, rid)
                 lines.append(_line(line_type, rid, row))
         out.write("\n".join(lines) + "\n")
         summary.runs += 1
@@ -144,8 +181,12 @@ _RUN_LINE_KEYS = frozenset({"type", "run_id", "row"})
 class _Reader:
     """Reads a file line by line into checked runs; every error names ``source`` line N."""
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, store: Store | None = None) -> None:
         self.source = source
+        # The target store: data_key lines go into its keyring, and sealed values are
+        # checked once opened with it.
+        self.store = store
+        self.sealing = store.sealing if store is not None else Sealing()
 
     def error(
         self, number: int | None, reason: str, field: str | None = None, kind: str | None = None
@@ -226,6 +267,8 @@ class _Reader:
                     run=self.row(number, RUN, record),
                 )
                 count += 1
+            elif kind == "data_key" and bundle is None:
+                self.data_key(number, record)
             elif kind == "end":
                 runs = record.get("runs")
                 if type(runs) is not int or runs != count:
@@ -260,8 +303,43 @@ class _Reader:
                 f"{FORMAT_VERSION}; import it with the agentckpt version that wrote it",
             )
 
+    def data_key(self, number: int, record: dict[str, Any]) -> None:
+        """A data key of the exporting store: added to the target's ``data_keys`` (its
+        wrapped form; the target's key provider must hold the KEK to read the runs)."""
+        try:
+            key = data_key_from_line(record.get("row"))
+        except ValueError as exc:
+            raise self.error(number, str(exc), "row", "data_key") from None
+        # Only a store opened with encryption takes them: a clear store that did would
+        # refuse clear writes from then on; its import of sealed runs fails anyway.
+        if self.store is not None and self.sealing.keyring is not None:
+            KeyTable(self.store.backend).insert(key)
+            KeyTable(self.store.backend).refresh(self.sealing.keyring)
+
+    def opened(self, bundle: _Bundle) -> _Bundle:
+        """The bundle with its sealed values opened, checked as a clear one would be."""
+        children: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+        for name, rows in bundle.children.items():
+            children[name] = []
+            for number, row in rows:
+                clear = open_line_row(self.sealing, name, row, bundle.run_id)
+                if clear is not row and name != "blob":
+                    try:
+                        check_state_payload(clear)
+                    except Problem as exc:
+                        raise self.error(number, exc.reason, exc.field, name) from None
+                children[name].append((number, clear))
+        run = open_run_row(self.sealing, {**bundle.run, "run_id": bundle.run_id})
+        if run["config"] is not bundle.run["config"]:
+            try:
+                check_config(base64.b64encode(run["config"]).decode("ascii"))
+            except Problem as exc:
+                raise self.error(bundle.line, exc.reason, "config", "run") from None
+        return _Bundle(bundle.run_id, bundle.line, run, children)
+
     def check(self, bundle: _Bundle) -> None:
         """Checks across the lines of one run: keys, the chain of states, the blobs."""
+        bundle = self.opened(bundle)
         for line_type in CHILDREN:
             seen: set[tuple[Any, ...]] = set()
             for number, row in bundle.children.get(line_type.name, []):
@@ -357,7 +435,7 @@ def import_runs(
     """
     summary = ImportSummary()
     try:
-        for bundle in _Reader(source).bundles(lines):
+        for bundle in _Reader(source, store).bundles(lines):
             _write(store, bundle, on_conflict, summary, on_run)
     except ExportFormatError as exc:
         done = len(summary.imported) + len(summary.replaced)

@@ -24,6 +24,8 @@ import zstandard
 
 from agentckpt._core.codec import decode
 from agentckpt._core.metadata import encode_metadata
+from agentckpt.crypto.sealed import is_sealed
+from agentckpt.crypto.sealing import SEALED, is_sealed_codec
 from agentckpt.errors import CorruptDataError, InvalidValueError
 from agentckpt.ops import queries
 
@@ -39,6 +41,9 @@ _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 # Payload codecs by table: the store's (json, json+zstd) and the blob and framework ones.
 STATE_CODECS = ("json", "json+zstd")
 RAW_CODECS = ("none", "zstd")
+# An encrypted store's rows (agentckpt.crypto): checked once opened, by the import.
+SEALED_STATE_CODECS = (*STATE_CODECS, *(c + SEALED for c in STATE_CODECS))
+SEALED_BLOB_CODECS = (*RAW_CODECS, *(c + SEALED for c in RAW_CODECS))
 
 
 class Problem(Exception):
@@ -160,8 +165,10 @@ def _digest(value: Any) -> str:
     return value
 
 
-def _config(value: Any) -> bytes:
+def check_config(value: Any) -> bytes:
     data = _base64(value)
+    if is_sealed(data):
+        return data  # checked by the import once opened
     try:
         document = decode(data)
     except CorruptDataError:
@@ -231,8 +238,10 @@ class LineType:
         return tuple(c.name for c in self.columns)
 
 
-def _state_payload(row: dict[str, Any]) -> None:
+def check_state_payload(row: dict[str, Any]) -> None:
     """A payload in the store's codecs that holds an exact JSON document."""
+    if is_sealed_codec(row["codec"]):
+        return  # checked by the import once opened
     raw = row["payload"]
     if row["codec"] == "json+zstd":
         try:
@@ -275,7 +284,7 @@ RUN = LineType(
         _col("updated_at", _time, "time"),
         _col("parent_run_id", _uuid, "uuid", null=True),
         _col("parent_step", _COUNT64, null=True),
-        _col("config", _config, "bytes"),
+        _col("config", check_config, "bytes"),
         _col("metadata", _metadata, "object"),
         _col("error", _text, null=True),
     ),
@@ -292,7 +301,7 @@ CHILDREN: tuple[LineType, ...] = (
             _col("parent_step", _COUNT64, null=True),
             _col("kind", _choice("snapshot", "delta")),
             _col("is_open", _boolean),
-            _col("codec", _choice(*STATE_CODECS)),
+            _col("codec", _choice(*SEALED_STATE_CODECS)),
             _col("payload", _base64, "bytes"),
             _col("state_version", _INT32_ANY),
             _col("write_version", _integer(1, _INT32)),
@@ -310,7 +319,7 @@ CHILDREN: tuple[LineType, ...] = (
         queries.IMPORT_BLOB,
         (
             _col("digest", _digest),
-            _col("codec", _choice(*RAW_CODECS)),
+            _col("codec", _choice(*SEALED_BLOB_CODECS)),
             _col("size", _COUNT64),
             _col("data", _base64, "bytes"),
             _col("created_at", _time, "time"),
@@ -325,13 +334,13 @@ CHILDREN: tuple[LineType, ...] = (
             _col("seq", _COUNT64),
             _col("step", _COUNT64),
             _col("item_count", _COUNT32),
-            _col("codec", _choice(*STATE_CODECS)),
+            _col("codec", _choice(*SEALED_STATE_CODECS)),
             _col("payload", _base64, "bytes"),
             _col("raw_bytes", _COUNT32),
             _col("created_at", _time, "time"),
         ),
         key=("seq",),
-        row_check=_state_payload,
+        row_check=check_state_payload,
     ),
     LineType(
         "effect",
@@ -340,12 +349,12 @@ CHILDREN: tuple[LineType, ...] = (
         (
             _col("step", _COUNT64),
             _col("key", _text),
-            _col("codec", _choice(*STATE_CODECS)),
+            _col("codec", _choice(*SEALED_STATE_CODECS)),
             _col("payload", _base64, "bytes"),
             _col("created_at", _time, "time"),
         ),
         key=("step", "key"),
-        row_check=_state_payload,
+        row_check=check_state_payload,
     ),
     LineType(
         "event",
@@ -355,12 +364,12 @@ CHILDREN: tuple[LineType, ...] = (
             _col("event_id", _uuid, "uuid"),
             _col("step", _COUNT64, null=True),
             _col("kind", _text),
-            _col("codec", _choice(*STATE_CODECS)),
+            _col("codec", _choice(*SEALED_STATE_CODECS)),
             _col("payload", _base64, "bytes"),
             _col("created_at", _time, "time"),
         ),
         key=("event_id",),
-        row_check=_state_payload,
+        row_check=check_state_payload,
     ),
     LineType(
         "thread",

@@ -18,6 +18,7 @@ from uuid import UUID
 from agentckpt._core.metadata import decode_metadata
 from agentckpt._core.plan import replay
 from agentckpt._core.writes import Row
+from agentckpt.crypto.sealing import STEP
 from agentckpt.errors import InvalidValueError, StoreError
 from agentckpt.ops import queries
 from agentckpt.ops.kinds import unpack_payload
@@ -191,7 +192,10 @@ class KeptStep:
 
 def stored_chain(store: Store, run_id: UUID | str) -> list[Row]:
     """Every kept step row of a run with its payload, in step order."""
-    return store.backend.read(queries.EXPORT_STEPS, {"run_id": as_run_id(run_id)})
+    rid = as_run_id(run_id)
+    return store.open_rows(
+        STEP, store.backend.read(queries.EXPORT_STEPS, {"run_id": rid}), run_id=rid
+    )
 
 
 def kept_states(run_id: UUID, rows: list[Row]) -> Iterator[KeptStep]:
@@ -392,6 +396,7 @@ def page_runs(
     }
     rows = store.backend.read(queries.RUN_PAGE, params)
     matching = int(rows[0]["matching_runs"]) if rows else 0
+    rows = store.sealing.open_run_rows(rows)  # encrypted metadata values, opened
     listed = [_listed(row) for row in rows if row["run_id"] is not None]
     more = len(listed) > limit
     listed = listed[:limit]

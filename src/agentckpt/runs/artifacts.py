@@ -14,6 +14,7 @@ from uuid import UUID
 from agentckpt._core.blobs import BlobRef, db_uri, decompress, is_ref
 from agentckpt._core.writes import BlobRow
 from agentckpt.blobstores.base import BlobIO, BlobStore
+from agentckpt.crypto.keyring import UnknownDataKey
 from agentckpt.errors import ConfigurationError
 from agentckpt.runs.offload import TEXT, OffloadPolicy, PendingBlob, blob_type, offload
 from agentckpt.store.store import Store
@@ -40,7 +41,7 @@ class Artifacts:
         self.store = store
         self.run_id = run_id
         self.policy = policy
-        self._io = BlobIO(blobs) if blobs is not None else None
+        self._io = BlobIO(blobs, sealing=store.sealing) if blobs is not None else None
         self._cache: OrderedDict[str, bytes] = OrderedDict()
         self._cached_bytes = 0
 
@@ -93,7 +94,11 @@ class Artifacts:
                 f"run {self.run_id}: blob {ref.uri} is outside the database; pass the blob "
                 "store that holds it (blobs=...)"
             )
-        stored = self._io.get(ref.uri)
+        try:
+            stored = self._io.get(ref.uri)
+        except UnknownDataKey:  # sealed under a data key another process made since
+            self.store.refresh_keys()
+            stored = self._io.get(ref.uri)
         return decompress(ref.codec, stored, digest=ref.digest, where=f"run {self.run_id}")
 
     def _remember(self, digest: str, data: bytes) -> None:

@@ -13,6 +13,7 @@ from uuid import UUID
 import orjson
 
 from agentckpt.blobstores.base import BlobIO, BlobStore, StoredBlob
+from agentckpt.crypto.sealing import STEP
 from agentckpt.errors import ConfigurationError
 from agentckpt.runs import queries
 from agentckpt.runs.blob_refs import BlobGcReport, DeletedBlob, step_refs
@@ -72,7 +73,9 @@ def gc_blobs(
     referenced_uris: set[str] = set()
 
     for run_id in _all_runs(store, page_size):
-        rows = store.backend.read(queries.GC_RUN_PAYLOADS, {"run_id": run_id})
+        rows = store.open_rows(
+            STEP, store.backend.read(queries.GC_RUN_PAYLOADS, {"run_id": run_id})
+        )
         if not rows:
             continue  # deleted since the page was read
         in_database, external = step_refs(run_id, rows)

@@ -12,6 +12,7 @@ from uuid import UUID
 import orjson
 
 from agentckpt.blobstores.base import AsyncBlobIO, BlobStore, StoredBlob
+from agentckpt.crypto.sealing import STEP
 from agentckpt.errors import ConfigurationError
 from agentckpt.runs import queries
 from agentckpt.runs.blob_refs import BlobGcReport, DeletedBlob, step_refs
@@ -71,7 +72,9 @@ async def gc_blobs(
     referenced_uris: set[str] = set()
 
     async for run_id in _all_runs(store, page_size):
-        rows = await store.backend.read(queries.GC_RUN_PAYLOADS, {"run_id": run_id})
+        rows = await store.open_rows(
+            STEP, await store.backend.read(queries.GC_RUN_PAYLOADS, {"run_id": run_id})
+        )
         if not rows:
             continue  # deleted since the page was read
         in_database, external = step_refs(run_id, rows)

@@ -11,6 +11,7 @@ from uuid import UUID
 
 from agentckpt import _compat
 from agentckpt._core.codec import DEFAULT_LIMITS, Limits
+from agentckpt.crypto.sealing import EFFECT
 from agentckpt.redaction import Redactor, redact
 from agentckpt.runs import queries
 from agentckpt.runs.effect_keys import decode_result, encode_result, idempotency_key
@@ -47,6 +48,7 @@ class AsyncEffects:
         )
         if not rows:
             return NOT_RECORDED
+        rows = await self.store.open_rows(EFFECT, rows, run_id=run_id)
         return decode_result(
             rows[0]["codec"], rows[0]["payload"], where=f"run {run_id} step {step} effect {key!r}"
         )
@@ -58,7 +60,7 @@ class AsyncEffects:
         get the first result that was recorded.
         """
         result, _ = redact(result, self.redactors, path=f"/effects/{key}")
-        codec, payload = encode_result(result, limits=self.limits)
+        codec, payload = self.store.sealing.seal(EFFECT, *encode_result(result, limits=self.limits))
         await self.store.backend.write(
             queries.INSERT_EFFECT,
             {"run_id": run_id, "step": step, "key": key, "codec": codec, "payload": payload},

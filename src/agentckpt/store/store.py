@@ -10,9 +10,9 @@ import os
 import threading
 import uuid
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import EllipsisType
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 from uuid import UUID
 
 from agentckpt._backends.base import Backend
@@ -22,11 +22,14 @@ from agentckpt._backends.sql import load_migrations
 from agentckpt._compat import GroupCommit
 from agentckpt._core.blobs import BlobRef, compress, db_uri, decompress, digest_of
 from agentckpt._core.codec import DEFAULT_LIMITS, Limits, decode, encode, encode_trusted
-from agentckpt._core.metadata import decode_metadata, encode_metadata
+from agentckpt._core.metadata import decode_metadata
 from agentckpt._core.plan import EMPTY_HEAD, Head, checksum, plan_commit, rebuild
 from agentckpt._core.policy import SnapshotPolicy
 from agentckpt._core.versions import StateMigrations
 from agentckpt._core.writes import BlobRow, CommitOutcome, Committed, HistoryRow, Row, StepWrite
+from agentckpt.crypto.keyring import UnknownDataKey
+from agentckpt.crypto.sealing import BLOB, STEP, Sealing
+from agentckpt.crypto.settings import take_settings
 from agentckpt.errors import (
     CorruptDataError,
     FencedError,
@@ -42,12 +45,14 @@ from agentckpt.records import Checkpoint, RunInfo, StepInfo
 from agentckpt.store import queries
 from agentckpt.store.acknowledged import Acknowledged, Counters
 from agentckpt.store.arguments import check_count, check_mapping, check_seconds, check_text
+from agentckpt.store.keys import KeyTable, open_sealing
 from agentckpt.store.outage_policy import OutagePolicy
 from agentckpt.telemetry import Telemetry
 from agentckpt.telemetry.defaults import GLOBAL_TELEMETRY
 from agentckpt.tenancy.names import DEFAULT_TENANT
 
 RunId = UUID | str
+T = TypeVar("T")
 
 # Step numbers and lease epochs are bigint columns.
 _MAX_BIGINT = 2**63 - 1
@@ -183,6 +188,7 @@ class Store:
         verify: bool = True,
         commit: CommitOptions = CommitOptions(),
         telemetry: Telemetry | None = None,
+        sealing: Sealing | None = None,
     ) -> None:
         self.backend = backend
         # The tenant whose rows this store reads and writes (agentckpt.tenancy).
@@ -192,6 +198,9 @@ class Store:
         self.telemetry = telemetry or GLOBAL_TELEMETRY
         self.telemetry.watch_pool(backend)
         self._db = backend.dialect
+        # Encryption at rest (agentckpt.crypto): seals values after compression and opens
+        # them before decompression; does nothing when the store has no encryption.
+        self.sealing = sealing or Sealing()
         self.policy = policy or SnapshotPolicy()
         self.limits = limits
         # None: states are returned as stored. A store holding runs of several formats
@@ -243,7 +252,10 @@ class Store:
         where spans and metrics go (default: the global OpenTelemetry providers).
         A schema migrated by a newer agentckpt (a migration this code does not know) is a
         :class:`MigrationError`.
+        ``encryption=`` (an :class:`~agentckpt.crypto.Encryption`, or ``env:NAME``/
+        ``file:PATH`` in the URL too) encrypts what the store writes (docs/security.md).
         """
+        url, encryption = take_settings(url, settings)
         backend, commit = open_backend(url, **settings)
         store = cls(
             backend,
@@ -258,6 +270,7 @@ class Store:
             if migrate:
                 store.migrate()
             store._check_schema_version()
+            store.sealing = open_sealing(backend, encryption)
         except BaseException:
             backend.close()
             raise
@@ -275,6 +288,35 @@ class Store:
                 f"knows (up to {max(known)}): it was migrated by a newer version; upgrade "
                 "agentckpt to use it"
             )
+
+    def _opened(self, open_values: Callable[[], T]) -> T:
+        """``open_values()``, after reloading the data keys once if it names one made
+        (by another process) since this store loaded them."""
+        try:
+            return open_values()
+        except UnknownDataKey:
+            if self.sealing.keyring is None:
+                raise
+            self.refresh_keys()
+            return open_values()
+
+    def refresh_keys(self) -> None:
+        """Reload the data keys from the database (ones other processes made since this
+        store opened); a no-op for a store without encryption."""
+        if self.sealing.keyring is not None:
+            KeyTable(self.backend).refresh(self.sealing.keyring)
+
+    def open_rows(
+        self, kind: str, rows: list[Row], *, run_id: UUID | None = None, column: str = "payload"
+    ) -> list[Row]:
+        """Rows read by a room's own query with their sealed values opened (a no-op for
+        a store without encryption): the read side of :attr:`sealing`."""
+        return self._opened(
+            lambda: self.sealing.open_rows(kind, rows, run_id=run_id, column=column)
+        )
+
+    def _runs(self, rows: list[Row]) -> list[Row]:
+        return self._opened(lambda: self.sealing.open_run_rows(rows))
 
     def _send_batch(self, writes: Sequence[StepWrite]) -> list[CommitOutcome]:
         if len(writes) == 1:
@@ -340,7 +382,9 @@ class Store:
         check_text("kind", kind)
         grace = check_seconds("claim_after", claim_after)
         try:
-            config_bytes = encode(dict(check_mapping("config", config)), limits=self.limits)
+            config_bytes = self.sealing.seal_config(
+                encode(dict(check_mapping("config", config)), limits=self.limits)
+            )
         except InvalidValueError as exc:
             raise InvalidValueError(exc.path, f"config: {exc.reason}") from None
         rows = self.backend.write(
@@ -350,7 +394,7 @@ class Store:
                 "kind": kind,
                 "agent_id": agent_id,
                 "config": config_bytes,
-                "metadata": encode_metadata(metadata or {}),
+                "metadata": self.sealing.encode_metadata(metadata or {}),
                 "parent_run_id": parent[0] if parent else None,
                 "parent_step": parent[1] if parent else None,
                 "claim_after": grace,
@@ -366,7 +410,7 @@ class Store:
         rows = self.backend.read(queries.GET_RUN, {"run_id": rid})
         if not rows:
             raise RunNotFoundError(f"no run {rid}")
-        return _run_info(rows[0])
+        return _run_info((self._runs(rows))[0])
 
     def list_runs(
         self,
@@ -399,7 +443,7 @@ class Store:
             },
         )
         # One damaged run is reported (config_error), not allowed to fail the listing.
-        return [_run_info(row, lenient=True) for row in rows]
+        return [_run_info(row, lenient=True) for row in self._runs(rows)]
 
     def set_status(self, run_id: RunId, status: str, *, error: str | None = None) -> None:
         """Mark a run (``active``, ``completed``, ``failed``, ...), with an optional error."""
@@ -526,14 +570,15 @@ class Store:
             policy=policy or self.policy,
             limits=self.limits,
         )
+        codec, payload = self.sealing.seal(STEP, plan.codec, plan.payload)
         write = StepWrite(
             run_id=rid,
             step=plan.step,
             parent_step=plan.parent_step,
             kind=plan.kind,
             is_open=plan.is_open,
-            codec=plan.codec,
-            payload=plan.payload,
+            codec=codec,
+            payload=payload,
             state_version=(self.migrations or _VERSION_READER).version_of(state),
             write_version=plan.write_version,
             raw_bytes=plan.raw_bytes,
@@ -546,10 +591,10 @@ class Store:
             chain_bytes=plan.chain_bytes,
             prune_below=plan.prune_below,
             seal_step=plan.seal_step,
-            metadata=encode_metadata(metadata),
+            metadata=self.sealing.encode_metadata(metadata),
             token=token,
-            blobs=tuple(blobs),
-            history=tuple(history),
+            blobs=tuple(self.sealing.seal_blob(b) for b in blobs),
+            history=tuple(self.sealing.seal_history(h) for h in history),
         )
         try:
             outcome = self._group.commit(write)
@@ -572,7 +617,7 @@ class Store:
                 state_version=write.state_version,
                 write_version=plan.write_version,
                 raw_bytes=plan.raw_bytes,
-                stored_bytes=len(plan.payload),
+                stored_bytes=len(payload),
                 state_bytes=plan.state_bytes,
                 checksum=plan.checksum.hex(),
                 created_at=outcome.created_at,
@@ -692,7 +737,11 @@ class Store:
                 cached = self._heads.get(rid)
             if cached is not None:
                 return cached
-        rows = self.backend.read(queries.LOAD_CHAIN, {"run_id": rid, "step": None})
+        rows = self.open_rows(
+            STEP,
+            self.backend.read(queries.LOAD_CHAIN, {"run_id": rid, "step": None}),
+            run_id=rid,
+        )
         if not rows:
             self.get_run(rid)  # raises RunNotFoundError for an unknown run
             head = EMPTY_HEAD
@@ -736,6 +785,7 @@ class Store:
         rows = self.backend.read(queries.RESUME_RUN, {"run_id": rid})
         if not rows:
             raise RunNotFoundError(f"no run {rid}")
+        rows = self._runs(self.open_rows(STEP, rows, run_id=rid))
         run = _run_info({**rows[0], **{name: rows[0][alias] for name, alias in _RUN_ALIASES}})
         self._acknowledged.check(rid, rows[-1]["step"])
         if rows[0]["step"] is None:
@@ -765,7 +815,11 @@ class Store:
         with self.telemetry.timed(
             "agentckpt.latest", "agentckpt.resume.duration", self._attributes("latest", rid)
         ):
-            rows = self.backend.read(queries.LOAD_CHAIN, {"run_id": rid, "step": None})
+            rows = self.open_rows(
+                STEP,
+                self.backend.read(queries.LOAD_CHAIN, {"run_id": rid, "step": None}),
+                run_id=rid,
+            )
             if not rows:
                 self.get_run(rid)
                 return None
@@ -774,7 +828,11 @@ class Store:
     def state_at(self, run_id: RunId, step: int) -> Checkpoint:
         """The run's state at a kept step; :class:`StepNotFoundError` if it is not kept."""
         rid = as_run_id(run_id)
-        rows = self.backend.read(queries.LOAD_CHAIN, {"run_id": rid, "step": step})
+        rows = self.open_rows(
+            STEP,
+            self.backend.read(queries.LOAD_CHAIN, {"run_id": rid, "step": step}),
+            run_id=rid,
+        )
         if not rows or rows[-1]["step"] != step:
             self.get_run(rid)
             raise StepNotFoundError(f"run {rid} has no kept step {step}")
@@ -879,6 +937,7 @@ class Store:
         """Store ``data`` as a blob of the run now (its own transaction); idempotent."""
         rid = as_run_id(run_id)
         ref, row = self.prepare_blob(data)
+        row = self.sealing.seal_blob(row)
         attributes = {**self._attributes("blob_put", rid), "agentckpt.bytes_written": len(row.data)}
         with self.telemetry.span("agentckpt.blob.put", attributes):
             self._put_blob(rid, row)
@@ -904,5 +963,5 @@ class Store:
             rows = self.backend.read(queries.GET_BLOB, {"run_id": rid, "digest": blob.digest})
         if not rows:
             raise NotFoundError(f"run {rid} has no blob {blob.digest} in the database")
-        row = rows[0]
+        row = (self.open_rows(BLOB, rows, run_id=rid, column="data"))[0]
         return decompress(row["codec"], bytes(row["data"]), digest=blob.digest, where=f"run {rid}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from agentckpt.bench.subjects.agentckpt import Agentckpt
 from agentckpt.bench.subjects.base import ConversationSubject, LongRunSubject, Place, SubjectKind
 from agentckpt.bench.subjects.batched import BatchedFloor
+from agentckpt.bench.subjects.encrypted import AgentckptEncrypted
 from agentckpt.bench.subjects.floor import Floor
 from agentckpt.bench.subjects.graph import AgentckptGraph, LangGraphGraph
 from agentckpt.bench.subjects.langgraph import LangGraphSavers
@@ -31,4 +32,5 @@ def all_subjects() -> list[SubjectKind]:
         LangGraphSavers(),
         LangGraphGraph(),
         AgentckptGraph(),
+        AgentckptEncrypted(),
     ]

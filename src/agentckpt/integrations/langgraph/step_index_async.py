@@ -20,6 +20,7 @@ import orjson
 from agentckpt._core.blobs import BlobRef, decompress
 from agentckpt._core.policy import SnapshotPolicy
 from agentckpt._core.writes import BlobRow, Row
+from agentckpt.crypto.sealing import BLOB
 from agentckpt.errors import CorruptDataError, NotFoundError, RunNotFoundError, StaleHeadError
 from agentckpt.integrations.langgraph import queries
 from agentckpt.integrations.langgraph.records import (
@@ -283,8 +284,13 @@ class AsyncStepIndex:
                 wanted.append(ref.digest)
         if not wanted:
             return found
-        rows = await self.store.backend.read(
-            queries.BLOBS_GET, {"run_id": rid, "digests": orjson.dumps(wanted).decode()}
+        rows = await self.store.open_rows(
+            BLOB,
+            await self.store.backend.read(
+                queries.BLOBS_GET, {"run_id": rid, "digests": orjson.dumps(wanted).decode()}
+            ),
+            run_id=rid,
+            column="data",
         )
         by_digest = {row["digest"]: row for row in rows}
         for digest in wanted:

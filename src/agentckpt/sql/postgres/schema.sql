@@ -225,6 +225,23 @@ CREATE TABLE step_writes (
 );
 
 
+-- data_keys: encryption at rest (migration 0011). The store's data keys, each wrapped by
+-- the key-encryption key kek_id of the key provider (never stored here). A sealed value
+-- names its data key and cipher in its own header. state: active (new values may use
+-- it), retiring (being re-encrypted away by `agentckpt keys rotate --reencrypt`), retired
+-- (no value uses it). One table per store, not per run: on Citus, a reference table.
+CREATE TABLE data_keys (
+    key_id      text        PRIMARY KEY,
+    kek_id      text        NOT NULL,
+    cipher      text        NOT NULL,
+    wrapped     bytea       NOT NULL,
+    state       text        NOT NULL DEFAULT 'active'
+                            CHECK (state IN ('active', 'retiring', 'retired')),
+    created_at  timestamptz NOT NULL DEFAULT now(),
+    updated_at  timestamptz NOT NULL DEFAULT now()
+);
+
+
 -- Row-level security (migration 0012): every table of a run's rows is bound, its owner
 -- too (FORCE), to the tenant the store sets per transaction with
 -- set_config('agentckpt.tenant', <tenant>, true). docs/security.md shows the roles.

@@ -141,3 +141,83 @@ ON CONFLICT (run_id, digest) DO NOTHING;
 SELECT digest, codec, size, data FROM blobs
 WHERE run_id = %(run_id)s AND digest = %(digest)s;
 
+
+-- Encryption at rest (agentckpt.crypto): the store's data keys, wrapped by KEKs, and the
+-- pages and compare-and-swap updates of `agentckpt keys rotate --reencrypt`. Each update
+-- changes a value only if it still holds the bytes that were read, so a concurrent
+-- writer's newer value is never overwritten and a killed rotation leaves every value
+-- whole (old or new), to be picked up again by the next run.
+
+-- name: load_data_keys
+SELECT key_id, kek_id, cipher, wrapped, state FROM data_keys ORDER BY created_at, key_id;
+
+-- name: insert_data_key
+INSERT INTO data_keys (key_id, kek_id, cipher, wrapped, state)
+VALUES (%(key_id)s, %(kek_id)s, %(cipher)s, %(wrapped)s, %(state)s)
+ON CONFLICT (key_id) DO NOTHING;
+
+-- name: rewrap_data_key
+UPDATE data_keys SET kek_id = %(kek_id)s, wrapped = %(wrapped)s, updated_at = now()
+WHERE key_id = %(key_id)s AND kek_id = %(old_kek_id)s
+RETURNING key_id;
+
+-- name: set_data_key_state
+UPDATE data_keys SET state = %(state)s, updated_at = now()
+WHERE key_id = %(key_id)s AND state = %(old_state)s
+RETURNING key_id;
+
+-- name: rotation_steps_page
+SELECT run_id, step, codec, payload FROM steps
+WHERE (%(after_run)s::uuid IS NULL OR (run_id, step) > (%(after_run)s::uuid, %(after)s::bigint))
+ORDER BY run_id, step LIMIT %(limit)s;
+
+-- name: reseal_step
+UPDATE steps SET payload = %(new)s, codec = %(codec)s
+WHERE run_id = %(run_id)s AND step = %(step)s AND payload = %(old)s
+RETURNING run_id;
+
+-- name: rotation_blobs_page
+SELECT run_id, digest, codec, data FROM blobs
+WHERE (%(after_run)s::uuid IS NULL OR (run_id, digest) > (%(after_run)s::uuid, %(after)s::text))
+ORDER BY run_id, digest LIMIT %(limit)s;
+
+-- name: reseal_blob
+UPDATE blobs SET data = %(new)s, codec = %(codec)s
+WHERE run_id = %(run_id)s AND digest = %(digest)s AND data = %(old)s
+RETURNING run_id;
+
+-- name: rotation_history_page
+SELECT run_id, seq, codec, payload FROM history
+WHERE (%(after_run)s::uuid IS NULL OR (run_id, seq) > (%(after_run)s::uuid, %(after)s::bigint))
+ORDER BY run_id, seq LIMIT %(limit)s;
+
+-- name: reseal_history
+UPDATE history SET payload = %(new)s, codec = %(codec)s
+WHERE run_id = %(run_id)s AND seq = %(seq)s AND payload = %(old)s
+RETURNING run_id;
+
+-- name: rotation_effects_page
+SELECT run_id, step, key, codec, payload FROM effects
+WHERE (%(after_run)s::uuid IS NULL
+       OR (run_id, step, key) > (%(after_run)s::uuid, %(after)s::bigint, %(after_key)s::text))
+ORDER BY run_id, step, key LIMIT %(limit)s;
+
+-- name: reseal_effect
+UPDATE effects SET payload = %(new)s, codec = %(codec)s
+WHERE run_id = %(run_id)s AND step = %(step)s AND key = %(key)s AND payload = %(old)s
+RETURNING run_id;
+
+-- name: runs_page
+SELECT run_id, config, metadata::text AS metadata FROM runs
+WHERE %(after_run)s::uuid IS NULL OR run_id > %(after_run)s::uuid
+ORDER BY run_id LIMIT %(limit)s;
+
+-- name: reseal_run_config
+UPDATE runs SET config = %(new)s
+WHERE run_id = %(run_id)s AND config = %(old)s
+RETURNING run_id;
+
+-- name: reseal_run_metadata
+UPDATE runs SET metadata = %(new)s::jsonb
+WHERE run_id = %(run_id)s AND metadata = %(old)s::jsonb
+RETURNING run_id;

@@ -202,5 +202,22 @@ CREATE TABLE step_writes (
     PRIMARY KEY (run_id, checkpoint_id, task_id, idx)
 ) WITHOUT ROWID;
 
+
+-- data_keys: encryption at rest (migration 0011). The store's data keys, each wrapped by
+-- the key-encryption key kek_id of the key provider (never stored here). A sealed value
+-- names its data key and cipher in its own header. state: active (new values may use
+-- it), retiring (being re-encrypted away by `agentckpt keys rotate --reencrypt`), retired
+-- (no value uses it). One table per store, not per run: on Citus, a reference table.
+CREATE TABLE data_keys (
+    key_id      TEXT    PRIMARY KEY,
+    kek_id      TEXT    NOT NULL,
+    cipher      TEXT    NOT NULL,
+    wrapped     BLOB    NOT NULL,
+    state       TEXT    NOT NULL DEFAULT 'active'
+                        CHECK (state IN ('active', 'retiring', 'retired')),
+    created_at  TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%f', 'now')),
+    updated_at  TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%f', 'now'))
+);
+
 -- A tenant's runs, for listing them (migration 0012).
 CREATE INDEX runs_tenant ON runs (tenant_id);

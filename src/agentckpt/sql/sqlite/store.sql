@@ -129,3 +129,81 @@ DELETE FROM runs WHERE run_id = :run_id AND tenant_id = agentckpt_tenant() RETUR
 SELECT digest, codec, size, data FROM blobs
 WHERE run_id = :run_id AND tenant_id = agentckpt_tenant() AND digest = :digest;
 
+
+-- Encryption at rest (agentckpt.crypto): the store's data keys, wrapped by KEKs, and the
+-- pages and compare-and-swap updates of `agentckpt keys rotate --reencrypt` (see the
+-- PostgreSQL file for the why).
+
+-- name: load_data_keys
+SELECT key_id, kek_id, cipher, wrapped, state FROM data_keys ORDER BY created_at, key_id;
+
+-- name: insert_data_key
+INSERT INTO data_keys (key_id, kek_id, cipher, wrapped, state)
+VALUES (:key_id, :kek_id, :cipher, :wrapped, :state)
+ON CONFLICT (key_id) DO NOTHING;
+
+-- name: rewrap_data_key
+UPDATE data_keys SET kek_id = :kek_id, wrapped = :wrapped,
+       updated_at = strftime('%Y-%m-%dT%H:%M:%f', 'now')
+WHERE key_id = :key_id AND kek_id = :old_kek_id
+RETURNING key_id;
+
+-- name: set_data_key_state
+UPDATE data_keys SET state = :state, updated_at = strftime('%Y-%m-%dT%H:%M:%f', 'now')
+WHERE key_id = :key_id AND state = :old_state
+RETURNING key_id;
+
+-- name: rotation_steps_page
+SELECT run_id, step, codec, payload FROM steps
+WHERE tenant_id = agentckpt_tenant() AND (:after_run IS NULL OR (run_id, step) > (:after_run, :after))
+ORDER BY run_id, step LIMIT :limit;
+
+-- name: reseal_step
+UPDATE steps SET payload = :new, codec = :codec
+WHERE tenant_id = agentckpt_tenant() AND run_id = :run_id AND step = :step AND payload = :old
+RETURNING run_id;
+
+-- name: rotation_blobs_page
+SELECT run_id, digest, codec, data FROM blobs
+WHERE tenant_id = agentckpt_tenant() AND (:after_run IS NULL OR (run_id, digest) > (:after_run, :after))
+ORDER BY run_id, digest LIMIT :limit;
+
+-- name: reseal_blob
+UPDATE blobs SET data = :new, codec = :codec
+WHERE tenant_id = agentckpt_tenant() AND run_id = :run_id AND digest = :digest AND data = :old
+RETURNING run_id;
+
+-- name: rotation_history_page
+SELECT run_id, seq, codec, payload FROM history
+WHERE tenant_id = agentckpt_tenant() AND (:after_run IS NULL OR (run_id, seq) > (:after_run, :after))
+ORDER BY run_id, seq LIMIT :limit;
+
+-- name: reseal_history
+UPDATE history SET payload = :new, codec = :codec
+WHERE tenant_id = agentckpt_tenant() AND run_id = :run_id AND seq = :seq AND payload = :old
+RETURNING run_id;
+
+-- name: rotation_effects_page
+SELECT run_id, step, key, codec, payload FROM effects
+WHERE tenant_id = agentckpt_tenant() AND (:after_run IS NULL OR (run_id, step, key) > (:after_run, :after, :after_key))
+ORDER BY run_id, step, key LIMIT :limit;
+
+-- name: reseal_effect
+UPDATE effects SET payload = :new, codec = :codec
+WHERE tenant_id = agentckpt_tenant() AND run_id = :run_id AND step = :step AND key = :key AND payload = :old
+RETURNING run_id;
+
+-- name: runs_page
+SELECT run_id, config, metadata FROM runs
+WHERE tenant_id = agentckpt_tenant() AND (:after_run IS NULL OR run_id > :after_run)
+ORDER BY run_id LIMIT :limit;
+
+-- name: reseal_run_config
+UPDATE runs SET config = :new
+WHERE tenant_id = agentckpt_tenant() AND run_id = :run_id AND config = :old
+RETURNING run_id;
+
+-- name: reseal_run_metadata
+UPDATE runs SET metadata = :new
+WHERE tenant_id = agentckpt_tenant() AND run_id = :run_id AND metadata = :old
+RETURNING run_id;
