@@ -99,6 +99,8 @@ class Members:
 
     def encoding(self) -> bytes:
         """The whole state's encoding, byte for byte what the codec writes for it."""
+        if not self.values:
+            return b"{}"
         pieces = [b"{"]
         for key_colon, value in zip(self.key_colons, self.values, strict=True):
             pieces += (key_colon, value, b",")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import compress
-from operator import ne
+from operator import ne, not_
 from typing import Any
 from uuid import UUID
 
@@ -128,7 +128,6 @@ def validate_patch(patch: list[dict[str, Any]], state: Any, limits: Limits) -> N
 
 
 # Strict like encode_trusted's fast path; a TypeError sends the commit to the general path.
-_dumps_strict = orjson.dumps
 _STRICT = (
     orjson.OPT_PASSTHROUGH_SUBCLASS
     | orjson.OPT_PASSTHROUGH_DATETIME
@@ -137,7 +136,7 @@ _STRICT = (
 
 
 def _dumps(value: Any) -> bytes:
-    return _dumps_strict(value, option=_STRICT)
+    return orjson.dumps(value, None, _STRICT)
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,15 +161,17 @@ class _Delta:
 def _member_delta(
     base: Any, base_members: Members | None, state: Any, prefix_hint: tuple[str, int] | None
 ) -> _Delta | None:
-    """The delta of an object state whose keys are its base's, in the same order, found
-    by encoding each member once and diffing only the members whose encoding changed.
+    """The delta of an object state whose keys are its base's, in the same order, that
+    encodes, diffs and hashes only the members that changed.
 
-    A member whose encoding is unchanged is the same value (:func:`same`) when ``==``
-    also holds, which the check of the new head against ``state`` (at C speed) makes
-    sure of: values that encode like others (NaN as null, ...) fail it. Items appended
-    to an array are found by its old encoding (but its ``]``) starting the new one.
-    ``prefix_hint`` ``(key, n)`` is the caller's promise that ``state[key][:n]`` holds
-    the base's items, unchanged: only the items after them are encoded and compared.
+    Members equal by ``==`` (at C speed) are then checked strictly all at once: their
+    values, encoded together as one array, must give the bytes their old encodings
+    give, which tells ``1`` from ``1.0``, ``-0.0`` from ``0.0`` and key orders apart.
+    Members that differ are encoded one by one: items appended to an array are found
+    by its old encoding (but its ``]``) starting the new one and ``==`` of the old items
+    (an encoding alone would take NaN for null); any other change is diffed.
+    ``prefix_hint`` ``(key, n)`` is the caller's promise that ``state[key][:n]`` are the
+    base's items, unchanged: only the items after them are encoded and compared.
     Returns None when this does not apply; the general path then decides (and names
     errors).
     """
@@ -178,45 +179,33 @@ def _member_delta(
         return None
     members = base_members if base_members is not None else Members.of(base)
     keys = members.keys
-    if len(state) != len(keys) or list(state) != keys:
+    if len(state) != len(keys) or list(state) != keys or list(base) != keys:
         return None
     hinted = _hinted(base, members, state, prefix_hint)
     values = list(state.values())
-    if hinted is not None:
-        values[hinted] = None  # not encoded: see below
+    olds = list(base.values())
     try:
-        encodings = list(map(_dumps, values))
-    except TypeError:
-        return None  # integers beyond 64 bits, deep nesting, values that are not JSON
-    olds = members.values
+        differs = list(map(ne, values, olds))
+        unchanged = list(map(not_, differs))
+        if hinted is not None:
+            differs[hinted] = unchanged[hinted] = False
+        same_bytes = _dumps(list(compress(values, unchanged)))
+    except (TypeError, RecursionError):
+        return None  # big integers, deep nesting, values that are not JSON
+    encoded = members.values
+    if same_bytes != b"[" + b",".join(compress(encoded, unchanged)) + b"]":
+        return None  # equal by ==, not the same: the general path diffs them strictly
     patch: Patch = []
     changes: dict[int, tuple[bytes, Hasher | None]] = {}
-    if hinted is not None:
-        key = keys[hinted]
-        count = len(base[key])
-        items = state[key][count:]
-        if items:
-            old = olds[hinted]
-            try:
-                tail = _dumps(items)
-            except TypeError:
-                return None
-            # The array's encoding: the old one but its "]", then the new items.
-            encodings[hinted] = b"".join(
-                (memoryview(old)[:-1], b"," if count else b"", memoryview(tail)[1:])
-            )
-            patch.extend(append_ops(items, "/" + escape_key(key)))
-            changes[hinted] = (encodings[hinted], members.prefixes[hinted])
-        else:
-            encodings[hinted] = olds[hinted]
     try:
-        for index in compress(range(len(keys)), map(ne, encodings, olds)):
-            if index == hinted:
-                continue
-            key = keys[index]
-            before, after = base[key], state[key]
-            new, old = encodings[index], olds[index]
-            pointer = "/" + escape_key(key)
+        if hinted is not None:
+            _append_hinted(members, hinted, base, state, patch, changes)
+        for index in compress(range(len(keys)), differs):
+            before, after = olds[index], values[index]
+            new, old = _dumps(after), encoded[index]
+            if new == old:
+                return None  # encodes like the old value, yet differs (NaN as null, ...)
+            pointer = "/" + escape_key(keys[index])
             prefix = members.prefixes[index]
             if (
                 prefix is not None
@@ -224,6 +213,7 @@ def _member_delta(
                 and len(new) > len(old)
                 and (old == b"[]" or new[len(old) - 1] == 0x2C)  # ","
                 and new.startswith(memoryview(old)[:-1])
+                and before == after[: len(before)]
             ):
                 patch.extend(append_ops(after[len(before) :], pointer))
                 changes[index] = (new, prefix)
@@ -233,18 +223,29 @@ def _member_delta(
     except (TypeError, ValueError, RecursionError):
         return None
     new_members = members.replaced(changes) if changes else members
-    owned = apply(base, patch)
-    if hinted is None:
-        if owned != state:
-            return None
-    else:
-        key = keys[hinted]
-        count = len(base[key])
-        if owned[key][count:] != state[key][count:] or any(
-            owned[other] != state[other] for other in keys if other != key
-        ):
-            return None
-    return _Delta(patch, None, new_members.size(), new_members, owned)
+    return _Delta(patch, None, new_members.size(), new_members, apply(base, patch))
+
+
+def _append_hinted(
+    members: Members,
+    index: int,
+    base: dict[str, Any],
+    state: dict[str, Any],
+    patch: Patch,
+    changes: dict[int, tuple[bytes, Hasher | None]],
+) -> None:
+    """The ops and new encoding of the hinted array: only its new items are encoded."""
+    key = members.keys[index]
+    count = len(base[key])
+    items = state[key][count:]
+    if not items:
+        return
+    old = members.values[index]
+    tail = _dumps(items)
+    # The array's encoding: the old one but its "]", then the new items.
+    value = b"".join((memoryview(old)[:-1], b"," if count else b"", memoryview(tail)[1:]))
+    patch.extend(append_ops(items, "/" + escape_key(key)))
+    changes[index] = (value, members.prefixes[index])
 
 
 def _hinted(
