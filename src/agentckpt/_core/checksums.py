@@ -98,7 +98,12 @@ class Members:
         return Members(self.keys, self.key_colons, values, parts, prefixes, _combine(parts))
 
     def encoding(self) -> bytes:
-        """The whole state's encoding, byte for byte what the codec writes for it."""
+        """The whole state's encoding: its members' as the codec writes each, joined.
+
+        Byte for byte the codec's encoding of the whole state, except when a member
+        needs the stdlib encoder (integers beyond 64 bits), which writes some floats
+        of the other members in another exact form; either decodes to the same state.
+        """
         if not self.values:
             return b"{}"
         pieces = [b"{"]
