@@ -43,10 +43,16 @@ from agentckpt.bench.text import TextSource
 
 # Phase name -> (file suffix, function name) of the functions whose cumulative time it is.
 PHASES: dict[str, list[tuple[str, str]]] = {
-    "diff": [("_core/delta.py", "diff"), ("_core/members.py", "member_diff")],
+    "diff (whole state)": [("_core/delta.py", "diff")],
+    "member delta (compare, encode, diff changed members)": [("_core/plan.py", "_member_delta")],
     "validate": [("_core/plan.py", "validate_patch"), ("_core/codec.py", "validate")],
-    "encode": [("_core/codec.py", "encode_trusted"), ("_core/members.py", "encode_members")],
-    "checksum": [("_core/plan.py", "checksum"), ("_core/members.py", "state_digest")],
+    "encode (whole state)": [("_core/codec.py", "encode_trusted")],
+    "checksum": [
+        ("_core/plan.py", "checksum"),
+        ("_core/checksums.py", "replaced"),
+        ("_core/checksums.py", "of"),
+    ],
+    "snapshot bytes (members joined)": [("_core/checksums.py", "encoding")],
     "compress": [("_core/compression.py", "pack")],
     "apply (new head)": [("_core/delta.py", "apply")],
     "plan_commit (all of the above)": [("_core/plan.py", "plan_commit")],
