@@ -19,7 +19,7 @@ from typing import Any
 from agentckpt._core.codec import encode_trusted, same
 from agentckpt.errors import InvalidPatchError
 
-__all__ = ["Patch", "apply", "diff"]
+__all__ = ["Patch", "append_ops", "apply", "diff", "diff_into", "escape_key"]
 
 Patch = list[dict[str, Any]]
 """A JSON Patch: a list of ``{"op": ..., "path": ..., "value": ...}`` dicts."""
@@ -33,6 +33,28 @@ def _escape(key: str) -> str:
     if "~" in key or "/" in key:
         return key.replace("~", "~0").replace("/", "~1")
     return key
+
+
+def escape_key(key: str) -> str:
+    """``key`` as a JSON Pointer segment (RFC 6901: ``~`` and ``/`` escaped)."""
+    return _escape(key)
+
+
+def diff_into(old: Any, new: Any, ptr: str, ops: Patch) -> None:
+    """Append to ``ops`` the ops that turn ``old`` (at pointer ``ptr``) into ``new``;
+    the two must not be the same (:func:`same`). For callers that already know which
+    parts of a document changed; recursion limits as in :func:`diff`."""
+    mark = len(ops)
+    try:
+        _diff(old, new, ptr, ops)
+    except RecursionError:
+        del ops[mark:]
+        ops.append({"op": "replace", "path": ptr, "value": new})
+
+
+def append_ops(items: list[Any], ptr: str) -> Patch:
+    """``add`` ops appending ``items`` to the array at ``ptr``."""
+    return _appends(items, ptr)
 
 
 def diff(old: Any, new: Any) -> Patch:

@@ -6,15 +6,19 @@ snapshots, deltas, chains and checksums is the same for every backend, sync and 
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import compress
+from operator import ne, not_
 from typing import Any
 from uuid import UUID
 
+import orjson
+
+from agentckpt._core.checksums import Hasher, Members, checksum_v1, matches
 from agentckpt._core.codec import DEFAULT_LIMITS, Limits, decode, encode, encode_trusted, validate
 from agentckpt._core.compression import pack, unpack
-from agentckpt._core.delta import apply, diff
+from agentckpt._core.delta import Patch, append_ops, apply, diff, diff_into, escape_key
 from agentckpt._core.policy import SnapshotPolicy
 from agentckpt.errors import CorruptDataError, InvalidValueError
 
@@ -24,7 +28,10 @@ class Head:
     """What the writer knows of a run's newest step: the base of its next delta.
 
     ``state`` is owned by the store (decoded from the bytes it wrote or read), never the
-    caller's object, which the caller may go on mutating.
+    caller's object, which the caller may go on mutating. ``members`` (and
+    ``parent_members``) are the encodings and digests of an object state's members, so
+    the next commit encodes the new state once and diffs and hashes only what changed;
+    None when the state is not an object or they were not computed yet.
     """
 
     step: int | None
@@ -37,6 +44,8 @@ class Head:
     chain_bytes: int
     parent_step: int | None
     parent_state: Any
+    members: Members | None = None
+    parent_members: Members | None = None
 
 
 EMPTY_HEAD = Head(None, 0, False, None, None, 0, None, 0, None, None)
@@ -118,9 +127,184 @@ def validate_patch(patch: list[dict[str, Any]], state: Any, limits: Limits) -> N
                 validate(parent, limits=limits, path=parent_path)
 
 
-def checksum(encoded_state: bytes) -> bytes:
-    """The checksum stored with each step: sha256 of the state's exact encoding."""
-    return hashlib.sha256(encoded_state).digest()
+# Strict like encode_trusted's fast path; a TypeError sends the commit to the general path.
+_STRICT = (
+    orjson.OPT_PASSTHROUGH_SUBCLASS
+    | orjson.OPT_PASSTHROUGH_DATETIME
+    | orjson.OPT_PASSTHROUGH_DATACLASS
+)
+
+
+def _dumps(value: Any) -> bytes:
+    return orjson.dumps(value, None, _STRICT)
+
+
+@dataclass(frozen=True, slots=True)
+class _Delta:
+    """A delta and the new state's encoding: ``full``, or None when ``members`` builds it
+    (only a snapshot needs those bytes; their size is known without them)."""
+
+    patch: Patch
+    full: bytes | None
+    size: int
+    members: Members | None
+    owned: Any
+
+    def encoding(self) -> bytes:
+        """The new state's whole encoding."""
+        if self.full is not None:
+            return self.full
+        assert self.members is not None
+        return self.members.encoding()
+
+
+def _member_delta(
+    base: Any, base_members: Members | None, state: Any, prefix_hint: tuple[str, int] | None
+) -> _Delta | None:
+    """The delta of an object state whose keys are its base's, in the same order, that
+    encodes, diffs and hashes only the members that changed.
+
+    Members equal by ``==`` (at C speed) are then checked strictly all at once: their
+    values, encoded together as one array, must give the bytes their old encodings
+    give, which tells ``1`` from ``1.0``, ``-0.0`` from ``0.0`` and key orders apart.
+    Members that differ are encoded one by one: items appended to an array are found
+    by its old encoding (but its ``]``) starting the new one and ``==`` of the old items
+    (an encoding alone would take NaN for null); any other change is diffed.
+    ``prefix_hint`` ``(key, n)`` is the caller's promise that ``state[key][:n]`` are the
+    base's items, unchanged: only the items after them are encoded and compared.
+    Returns None when this does not apply; the general path then decides (and names
+    errors).
+    """
+    if type(state) is not dict or type(base) is not dict:
+        return None
+    members = base_members if base_members is not None else Members.of(base)
+    keys = members.keys
+    if len(state) != len(keys) or list(state) != keys or list(base) != keys:
+        return None
+    hinted = _hinted(base, members, state, prefix_hint)
+    values = list(state.values())
+    olds = list(base.values())
+    try:
+        differs = list(map(ne, values, olds))
+        unchanged = list(map(not_, differs))
+        if hinted is not None:
+            differs[hinted] = unchanged[hinted] = False
+        same_bytes = _dumps(list(compress(values, unchanged)))
+    except (TypeError, RecursionError):
+        return None  # big integers, deep nesting, values that are not JSON
+    encoded = members.values
+    if same_bytes != b"[" + b",".join(compress(encoded, unchanged)) + b"]":
+        return None  # equal by ==, not the same: the general path diffs them strictly
+    patch: Patch = []
+    changes: dict[int, tuple[bytes, Hasher | None]] = {}
+    try:
+        if hinted is not None:
+            _append_hinted(members, hinted, base, state, patch, changes)
+        for index in compress(range(len(keys)), differs):
+            before, after = olds[index], values[index]
+            new, old = _dumps(after), encoded[index]
+            if new == old:
+                return None  # encodes like the old value, yet differs (NaN as null, ...)
+            pointer = "/" + escape_key(keys[index])
+            prefix = members.prefixes[index]
+            if (
+                prefix is not None
+                and type(after) is list
+                and len(new) > len(old)
+                and (old == b"[]" or new[len(old) - 1] == 0x2C)  # ","
+                and new.startswith(memoryview(old)[:-1])
+                and before == after[: len(before)]
+            ):
+                patch.extend(append_ops(after[len(before) :], pointer))
+                changes[index] = (new, prefix)
+            else:
+                diff_into(before, after, pointer, patch)
+                changes[index] = (new, None)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    new_members = members.replaced(changes) if changes else members
+    return _Delta(patch, None, new_members.size(), new_members, apply(base, patch))
+
+
+def _append_hinted(
+    members: Members,
+    index: int,
+    base: dict[str, Any],
+    state: dict[str, Any],
+    patch: Patch,
+    changes: dict[int, tuple[bytes, Hasher | None]],
+) -> None:
+    """The ops and new encoding of the hinted array: only its new items are encoded."""
+    key = members.keys[index]
+    count = len(base[key])
+    items = state[key][count:]
+    if not items:
+        return
+    old = members.values[index]
+    tail = _dumps(items)
+    # The array's encoding: the old one but its "]", then the new items.
+    value = b"".join((memoryview(old)[:-1], b"," if count else b"", memoryview(tail)[1:]))
+    patch.extend(append_ops(items, "/" + escape_key(key)))
+    changes[index] = (value, members.prefixes[index])
+
+
+def _hinted(
+    base: dict[str, Any], members: Members, state: dict[str, Any], hint: tuple[str, int] | None
+) -> int | None:
+    """The index of the member ``hint`` names, if the base agrees with it (an array of
+    exactly ``n`` items, grown or kept in ``state``); else None."""
+    if hint is None:
+        return None
+    key, count = hint
+    before, after = base.get(key), state.get(key)
+    if type(before) is not list or type(after) is not list:
+        return None
+    if len(before) != count or len(after) < count:
+        return None
+    index = members.keys.index(key)
+    return index if members.prefixes[index] is not None else None
+
+
+def _check_size(size: int, limits: Limits) -> None:
+    if size > limits.max_bytes:
+        raise InvalidValueError(
+            "",
+            f"encoded state is {size} bytes, over the limit of "
+            f"{limits.max_bytes} bytes (Limits.max_bytes)",
+        )
+
+
+def _v1(encoded: bytes | None, state: Any) -> bytes:
+    return checksum_v1(encoded if encoded is not None else encode_trusted(state))
+
+
+def _general_delta(base: Any, state: Any, limits: Limits) -> _Delta:
+    try:
+        patch = diff(base, state)
+    except (TypeError, ValueError, RecursionError):
+        # diff sizes its ops by encoding them, which fails on a value that cannot be
+        # stored; validating the whole state names that value and its path.
+        validate(state, limits=limits)
+        raise
+    validate_patch(patch, state, limits)
+    full = encode_trusted(state)
+    members = Members.of(state) if type(state) is dict else None
+    return _Delta(patch, full, len(full), members, None)
+
+
+def checksum(state: Any, *, limits: Limits = DEFAULT_LIMITS) -> bytes:
+    """The checksum stored with a step of ``state`` (validated here): v2 for an object,
+    sha256 of the encoding otherwise (see :mod:`agentckpt._core.checksums`)."""
+    encoded = encode(state, limits=limits)
+    if type(state) is dict:
+        return Members.of(state).checksum
+    return checksum_v1(encoded)
+
+
+def checksum_matches(state: Any, stored: bytes, *, limits: Limits = DEFAULT_LIMITS) -> bool:
+    """Whether ``state`` (validated here) is the state ``stored`` is the checksum of."""
+    encode(state, limits=limits)
+    return matches(state, stored)[0]
 
 
 def plan_commit(
@@ -132,15 +316,18 @@ def plan_commit(
     keep_open: bool,
     policy: SnapshotPolicy,
     limits: Limits = DEFAULT_LIMITS,
+    prefix_hint: tuple[str, int] | None = None,
 ) -> Plan:
     """Decide kind, payload and guard of a commit of ``state`` as ``step``.
 
     ``step`` is either after the head (a new step) or the head itself when the head is
-    open (an overwrite). The caller has checked which.
+    open (an overwrite). The caller has checked which. ``prefix_hint``: see
+    :meth:`agentckpt.AsyncStore.commit`.
     """
     overwrite = head.step is not None and step == head.step
     if overwrite:
         base_step, base_state = head.parent_step, head.parent_state
+        base_members = head.parent_members
         forced_snapshot = head.kind == "snapshot"
         snap_before = head.snapshot_step
         chain_before = head.chain_bytes - head.delta_bytes
@@ -148,6 +335,7 @@ def plan_commit(
         seal_step = None
     else:
         base_step, base_state = head.step, head.state
+        base_members = head.members
         forced_snapshot = head.step is None
         snap_before = head.snapshot_step
         chain_before = head.chain_bytes
@@ -156,22 +344,24 @@ def plan_commit(
 
     kind = "snapshot"
     patch = None
-    if not forced_snapshot and base_step is not None:
-        try:
-            patch = diff(base_state, state)
-        except (TypeError, ValueError, RecursionError):
-            # diff sizes its ops by encoding them, which fails on a value that cannot be
-            # stored; validating the whole state names that value and its path.
-            validate(state, limits=limits)
-            raise
-        validate_patch(patch, state, limits)
-        full = encode_trusted(state)
-        if len(full) > limits.max_bytes:
-            raise InvalidValueError(
-                "",
-                f"encoded state is {len(full)} bytes, over the limit of "
-                f"{limits.max_bytes} bytes (Limits.max_bytes)",
-            )
+    owned: Any = None
+    fast = None
+    # The whole encoding, for the v1 checksum of a state that is not an object.
+    v1_source: bytes | None = None
+    if base_step is not None:
+        # Also for a snapshot forced by an open snapshot head: the delta against its
+        # parent validates only what changed, and gives the members.
+        fast = _member_delta(base_state, base_members, state, prefix_hint)
+        if fast is not None:
+            validate_patch(fast.patch, state, limits)
+    if forced_snapshot and fast is not None:
+        _check_size(fast.size, limits)
+        raw = fast.encoding()
+        state_bytes, members, owned = fast.size, fast.members, fast.owned
+    elif not forced_snapshot and base_step is not None:
+        delta = fast if fast is not None else _general_delta(base_state, state, limits)
+        patch, state_bytes, members, owned = delta.patch, delta.size, delta.members, delta.owned
+        _check_size(state_bytes, limits)
         # The delta holds parts of the validated state; the limits apply to states, and
         # a delta op nests its value up to two levels deeper than the state does.
         delta_raw = encode_trusted(patch)
@@ -180,11 +370,17 @@ def plan_commit(
             steps_since_snapshot=since,
             chain_bytes=chain_before,
             delta_bytes=len(delta_raw),
-            state_bytes=len(full),
+            state_bytes=state_bytes,
         )
-        raw = delta_raw if kind == "delta" else full
+        raw = delta_raw if kind == "delta" else delta.encoding()
+        if delta.full is not None:
+            v1_source = delta.full
     else:
-        full = raw = encode(state, limits=limits)
+        raw = encode(state, limits=limits)
+        state_bytes = len(raw)
+        members = Members.of(state) if type(state) is dict else None
+        owned = None
+        v1_source = raw
 
     if kind == "snapshot":
         snapshot_step, chain_bytes, delta_bytes = step, 0, 0
@@ -199,7 +395,9 @@ def plan_commit(
     codec, payload = pack(raw)
     # The new head state is owned by the store: the base with the patch applied (apply
     # copies what it inserts), so later mutations of the caller's object cannot reach it.
-    owned = decode(full) if patch is None else apply(base_state, patch)
+    if owned is None:
+        owned = decode(raw) if patch is None else apply(base_state, patch)
+    # else: the delta's new head, computed (and checked against state) with it
     new_head = Head(
         step=step,
         version=write_version,
@@ -211,6 +409,8 @@ def plan_commit(
         chain_bytes=chain_bytes,
         parent_step=base_step,
         parent_state=base_state if keep_open else None,
+        members=members,
+        parent_members=base_members if keep_open else None,
     )
     return Plan(
         run_id=run_id,
@@ -221,8 +421,8 @@ def plan_commit(
         codec=codec,
         payload=payload,
         raw_bytes=len(raw),
-        state_bytes=len(full),
-        checksum=checksum(full),
+        state_bytes=state_bytes,
+        checksum=members.checksum if members is not None else _v1(v1_source, state),
         write_version=write_version,
         expected_step=head.step,
         expected_version=head.version,
@@ -254,10 +454,19 @@ def _apply_row(state: Any, row: dict[str, Any], *, where: str, in_place: bool) -
         raise CorruptDataError(f"{where}: delta does not apply: {exc}") from exc
 
 
-def _verify(state: Any, row: dict[str, Any], *, where: str) -> None:
-    # encode_trusted: the state was validated when written, possibly under other limits.
-    if checksum(encode_trusted(state)) != bytes(row["checksum"]):
+def verify_state(state: Any, stored: Any, *, where: str) -> Members | None:
+    """Check a rebuilt state against its row's checksum (either version); its members.
+
+    No validation: the state was validated when written, possibly under other limits.
+    """
+    ok, members = matches(state, bytes(stored))
+    if not ok:
         raise CorruptDataError(f"{where}: rebuilt state does not match its checksum")
+    return members
+
+
+def _verify(state: Any, row: dict[str, Any], *, where: str) -> None:
+    verify_state(state, row["checksum"], where=where)
 
 
 def replay(run_id: UUID, rows: Iterable[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], Any]]:
@@ -304,8 +513,7 @@ def rebuild(run_id: UUID, rows: Sequence[dict[str, Any]], *, verify: bool = True
     parent_state = state if open_delta else None
     where = f"run {run_id} step {last['step']}"
     state = _apply_row(state, last, where=where, in_place=not open_delta)
-    if verify:
-        _verify(state, last, where=where)
+    members = verify_state(state, last["checksum"], where=where) if verify else None
     chain_bytes = sum(row["raw_bytes"] for row in rows[1:])
     return Head(
         step=last["step"],
@@ -318,6 +526,7 @@ def rebuild(run_id: UUID, rows: Sequence[dict[str, Any]], *, verify: bool = True
         chain_bytes=chain_bytes,
         parent_step=last["parent_step"],
         parent_state=parent_state,
+        members=members,
     )
 
 
@@ -326,8 +535,10 @@ __all__ = [
     "Head",
     "Plan",
     "checksum",
+    "checksum_matches",
     "decode_row",
     "plan_commit",
     "rebuild",
     "replay",
+    "verify_state",
 ]

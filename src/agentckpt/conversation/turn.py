@@ -147,6 +147,11 @@ class Conversation:
         # The lease epoch this handle read: every write is fenced by it, so once a
         # recovery worker claims the conversation (a new epoch) this handle writes nothing.
         self._epoch = epoch
+        # Whether the last sealed step stores exactly ``_sealed`` (then each commit tells
+        # the store so, and it neither encodes nor compares them again): true for a
+        # conversation this handle started, and once this handle has sealed a turn; a
+        # recovered one may have repaired or upgraded messages still to be written.
+        self._sealed_stored = recovery is None
 
     # -- what the handle knows -------------------------------------------------------
 
@@ -664,6 +669,11 @@ class Conversation:
                 blobs=self._blobs,
                 history=self._history,
                 metadata=metadata,
+                # The sealed turns are this handle's JSON of them, never changed once
+                # written: the base of this commit (the last sealed step) holds them.
+                unchanged_prefix=("conversation", len(self._sealed))
+                if self._sealed_stored
+                else None,
             )
         except InvalidValueError:
             raise  # refused before anything was sent: the head this handle read still holds
@@ -685,6 +695,7 @@ class Conversation:
         self._coalescer.written()
         if seal:
             self._sealed.extend(open_turn)
+            self._sealed_stored = True
             self._turn_start = len(self.state.conversation)
             self._open = False
             self._reply = None

@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
+import orjson
+
 from agentckpt import _compat
 from agentckpt._core.codec import decode, encode_trusted
 from agentckpt.blobstores.base import BlobStore
@@ -70,9 +72,24 @@ _STORE_TRANSIENT = (UnavailableError, OutcomeUnknownError)
 _UNSET: Any = object()
 
 
+# orjson refuses what it cannot encode exactly (subclasses, dataclasses, datetimes).
+_STRICT = (
+    orjson.OPT_PASSTHROUGH_SUBCLASS
+    | orjson.OPT_PASSTHROUGH_DATETIME
+    | orjson.OPT_PASSTHROUGH_DATACLASS
+)
+
+
 def _fresh(state: Any) -> Any:
-    """A deep copy of a committed state (exact: committed states are valid JSON values)."""
-    return decode(encode_trusted(state))
+    """A deep copy of a committed state (exact: committed states are valid JSON values).
+
+    When orjson encodes the state, its integers are all within 64 bits, which orjson
+    also reads back exactly: the codec's scan for longer ones is not needed.
+    """
+    try:
+        return orjson.loads(orjson.dumps(state, None, _STRICT))
+    except TypeError:
+        return decode(encode_trusted(state))
 
 
 def _describe(exc: BaseException) -> str:

@@ -23,7 +23,13 @@ from agentckpt._compat import GroupCommit
 from agentckpt._core.blobs import BlobRef, compress, db_uri, decompress, digest_of
 from agentckpt._core.codec import DEFAULT_LIMITS, Limits, decode, encode, encode_trusted
 from agentckpt._core.metadata import decode_metadata
-from agentckpt._core.plan import EMPTY_HEAD, Head, checksum, plan_commit, rebuild
+from agentckpt._core.plan import (
+    EMPTY_HEAD,
+    Head,
+    checksum_matches,
+    plan_commit,
+    rebuild,
+)
 from agentckpt._core.policy import SnapshotPolicy
 from agentckpt._core.versions import StateMigrations
 from agentckpt._core.writes import BlobRow, CommitOutcome, Committed, HistoryRow, Row, StepWrite
@@ -477,6 +483,7 @@ class Store:
         blobs: Sequence[BlobRow] = (),
         history: Sequence[HistoryRow] = (),
         policy: SnapshotPolicy | None = None,
+        unchanged_prefix: tuple[str, int] | None = None,
     ) -> StepInfo:
         """Commit ``state`` as a step of the run; durable when this returns.
 
@@ -496,6 +503,15 @@ class Store:
         step never references a blob that is not stored. ``history`` rows (archived
         parts of the state) are likewise written atomically with the step. ``policy``
         overrides the store's snapshot policy for this commit (a run's own cadence).
+
+        A commit encodes the new state once and diffs and hashes only the top-level
+        members whose encoding changed (items appended to a list are found by its
+        encoding). ``unchanged_prefix=(key, n)`` goes further for a caller that appends
+        to a long list it owns: it promises that ``state[key][:n]`` are the very items
+        the step's base holds there, unchanged, so they are neither encoded nor compared
+        again. A promise the base contradicts (its list is not ``n`` items long) is
+        ignored; a false one would store a state other than ``state``, so only a caller
+        that owns those items makes it (the conversation API does).
         """
         with self.telemetry.commit(self._db, run_id, step) as probe:
             info = self._commit(
@@ -509,6 +525,7 @@ class Store:
                 blobs=blobs,
                 history=history,
                 policy=policy,
+                unchanged_prefix=unchanged_prefix,
             )
             probe.done(info.step, info.kind, info.stored_bytes)
         return info
@@ -526,6 +543,7 @@ class Store:
         blobs: Sequence[BlobRow],
         history: Sequence[HistoryRow],
         policy: SnapshotPolicy | None,
+        unchanged_prefix: tuple[str, int] | None,
     ) -> StepInfo:
         rid = as_run_id(run_id)
         if step is not None:
@@ -541,7 +559,7 @@ class Store:
             in_flight is not None
             and step is None
             and head.step == in_flight.step
-            and checksum(encode(state, limits=self.limits)) == in_flight.checksum
+            and checksum_matches(state, in_flight.checksum, limits=self.limits)
         ):
             return self._landed(rid, in_flight.step, in_flight, check=True)
         if expected_head is not ... and expected_head != head.step:
@@ -569,6 +587,7 @@ class Store:
             keep_open=keep_open,
             policy=policy or self.policy,
             limits=self.limits,
+            prefix_hint=unchanged_prefix,
         )
         codec, payload = self.sealing.seal(STEP, plan.codec, plan.payload)
         write = StepWrite(
@@ -663,10 +682,10 @@ class Store:
 
     def _recommit(self, rid: UUID, step: int, state: Any, in_flight: _InFlight | None) -> StepInfo:
         """A commit of a step at or before a sealed head: a retry, or a conflict."""
-        digest = checksum(encode(state, limits=self.limits))
+        encode(state, limits=self.limits)  # refuse what cannot be stored before any I/O
         rows = self.backend.read(queries.COMMIT_PROBE, {"run_id": rid, "step": step})
         if rows and rows[0]["checksum"] is not None:
-            if bytes(rows[0]["checksum"]) == digest:
+            if checksum_matches(state, bytes(rows[0]["checksum"]), limits=self.limits):
                 if in_flight is not None and in_flight.step == step:
                     # The retry of a commit of unknown outcome: the step must be its own.
                     self._check_token(rid, step, rows[0], in_flight)
@@ -792,14 +811,11 @@ class Store:
             self._remember(rid, EMPTY_HEAD)
             return run, None
         last = rows[-1]
-        head = rebuild(rid, rows, verify=False)
-        # One encoding serves both the checksum and the caller's copy of the head state
-        # (rebuild's own check would encode the state a second time).
-        encoded = encode_trusted(head.state)
-        if self.verify and checksum(encoded) != bytes(last["checksum"]):
-            raise CorruptDataError(
-                f"run {rid} step {last['step']}: rebuilt state does not match its checksum"
-            )
+        head = rebuild(rid, rows, verify=self.verify)
+        # The members' encodings (computed for the checksum) make the caller's copy of
+        # the head state without encoding it a second time.
+        members = head.members
+        encoded = members.encoding() if members is not None else encode_trusted(head.state)
         self._remember(rid, head)
         state = decode(encoded)
         if self.migrations is not None:

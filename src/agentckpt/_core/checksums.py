@@ -1,0 +1,149 @@
+"""Checksums of whole states, computed from per-member digests so a commit re-hashes only
+the members that changed.
+
+A state that is a JSON object is checksummed as "v2": sha256 of a tag followed by, for
+each member in order, the exact encoding of its key and the sha256 of the exact encoding
+of its value. Equal v2 checksums mean equal keys in equal order with values of equal
+encodings, that is equal encodings of the whole state: v2 proves what "v1" (sha256 of the
+state's whole encoding, kept for other states and for rows written before v2) proves.
+The tag keeps the two apart: a v1 input is a JSON document, which never starts with it.
+
+:class:`Members` keeps what a commit needs of each member of the last committed state:
+its encoding (the bytes a snapshot joins, and the one a new value is compared with), its
+digest, and for an array the hash state of its encoding without the closing bracket, so
+appending items to it re-hashes only the items.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from operator import add
+from typing import Any
+
+from agentckpt._core.codec import encode_trusted
+
+__all__ = ["Members", "checksum_of", "checksum_v1", "matches"]
+
+_V2_TAG = b"agentckpt/checksum/v2\n"
+
+Hasher = Any  # hashlib's sha256 object (its type is private)
+
+
+def _digests(value: bytes) -> tuple[bytes, Hasher | None]:
+    """sha256 of an encoded value and, for an array, the hash of all but its ``]``."""
+    if value[:1] == b"[":
+        prefix = hashlib.sha256(memoryview(value)[:-1])
+        final = prefix.copy()
+        final.update(b"]")
+        return final.digest(), prefix
+    return hashlib.sha256(value).digest(), None
+
+
+@dataclass(frozen=True, slots=True)
+class Members:
+    """The members of a committed object state, in order: keys, ``"key":`` and value
+    encodings, ``"key":`` + value digest (what the v2 checksum hashes), array prefixes.
+
+    Shared by heads and never changed: :meth:`replaced` returns a new one. A prefix hash
+    is copied before it is fed.
+    """
+
+    keys: list[str]
+    key_colons: list[bytes]
+    values: list[bytes]
+    parts: list[bytes]
+    prefixes: list[Hasher | None]
+    checksum: bytes
+
+    @classmethod
+    def of(cls, state: dict[str, Any]) -> Members:
+        """Encode and hash every member of ``state`` (O(state): a first commit, a resume)."""
+        keys = list(state)
+        key_colons = [encode_trusted(key) + b":" for key in keys]
+        values = [encode_trusted(value) for value in state.values()]
+        return cls._build(keys, key_colons, values, [_digests(value) for value in values])
+
+    @classmethod
+    def _build(
+        cls,
+        keys: list[str],
+        key_colons: list[bytes],
+        values: list[bytes],
+        digests: list[tuple[bytes, Hasher | None]],
+    ) -> Members:
+        parts = list(map(add, key_colons, [digest for digest, _ in digests]))
+        prefixes = [prefix for _, prefix in digests]
+        return cls(keys, key_colons, values, parts, prefixes, _combine(parts))
+
+    def replaced(self, changes: dict[int, tuple[bytes, Hasher | None]]) -> Members:
+        """These members with the values at some indices replaced: ``index -> (encoding,
+        prefix hash to continue from or None)``; only those are hashed."""
+        values = self.values.copy()
+        parts = self.parts.copy()
+        prefixes = self.prefixes.copy()
+        for index, (value, prefix) in changes.items():
+            if prefix is not None:
+                # Items appended to an array: hash only what follows the old prefix.
+                fed = prefix.copy()
+                fed.update(memoryview(value)[len(self.values[index]) - 1 : -1])
+                final = fed.copy()
+                final.update(b"]")
+                digest, prefix = final.digest(), fed
+            else:
+                digest, prefix = _digests(value)
+            values[index] = value
+            parts[index] = self.key_colons[index] + digest
+            prefixes[index] = prefix
+        return Members(self.keys, self.key_colons, values, parts, prefixes, _combine(parts))
+
+    def encoding(self) -> bytes:
+        """The whole state's encoding: its members' as the codec writes each, joined.
+
+        Byte for byte the codec's encoding of the whole state, except when a member
+        needs the stdlib encoder (integers beyond 64 bits), which writes some floats
+        of the other members in another exact form; either decodes to the same state.
+        """
+        if not self.values:
+            return b"{}"
+        pieces = [b"{"]
+        for key_colon, value in zip(self.key_colons, self.values, strict=True):
+            pieces += (key_colon, value, b",")
+        pieces[-1] = b"}"
+        return b"".join(pieces)
+
+    def size(self) -> int:
+        """The length of :meth:`encoding`, without building it."""
+        count = len(self.values)
+        return sum(map(len, self.key_colons)) + sum(map(len, self.values)) + max(count - 1, 0) + 2
+
+
+def _combine(parts: list[bytes]) -> bytes:
+    return hashlib.sha256(_V2_TAG + b"".join(parts)).digest()
+
+
+def checksum_v1(encoded_state: bytes) -> bytes:
+    """The v1 checksum: sha256 of the state's whole encoding (states that are not
+    objects, and rows written before v2)."""
+    return hashlib.sha256(encoded_state).digest()
+
+
+def checksum_of(state: Any) -> tuple[bytes, Members | None]:
+    """The checksum a commit of ``state`` (already valid) stores, and its members when
+    ``state`` is an object."""
+    if type(state) is dict:
+        members = Members.of(state)
+        return members.checksum, members
+    return checksum_v1(encode_trusted(state)), None
+
+
+def matches(state: Any, stored: bytes) -> tuple[bool, Members | None]:
+    """Whether ``state`` (rebuilt or given again) is the one ``stored`` is the checksum of,
+    in either version; and its members when it is an object (for the head cache)."""
+    digest, members = checksum_of(state)
+    if digest == stored:
+        return True, members
+    if members is None:
+        return False, None
+    # A row written before v2: its checksum is of the whole encoding.
+    return checksum_v1(encode_trusted(state)) == stored, members

@@ -1,0 +1,202 @@
+"""Commit plans built from the member cache: exact, strict, checksummed as the whole state.
+
+A plan against a head with members encodes and diffs only what changed; these tests hold
+it to what the general path guarantees: the new head is the same state (:func:`same`),
+the checksum is the one a fresh computation over the whole state gives, a snapshot's
+bytes are the codec's encoding, and what cannot be stored is refused with its path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import uuid
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agentckpt._core.checksums import Members, checksum_v1, matches
+from agentckpt._core.codec import decode, encode_trusted, same
+from agentckpt._core.compression import unpack
+from agentckpt._core.delta import apply
+from agentckpt._core.plan import EMPTY_HEAD, Head, Plan, plan_commit, rebuild
+from agentckpt._core.policy import SnapshotPolicy
+from agentckpt.errors import CorruptDataError, InvalidValueError
+from tests.unit.core import strategies
+from tests.unit.core.test_delta import LOOKALIKES, PROPERTY, SPECIAL_TEXT, edited
+
+RUN = uuid.UUID(int=7)
+POLICY = SnapshotPolicy(interval=1000)
+texts = strategies.texts(SPECIAL_TEXT, text_size=8)
+values = strategies.json_values(SPECIAL_TEXT, LOOKALIKES, text_size=8)
+objects = st.dictionaries(texts, values, max_size=6)
+
+
+def commit(head: Head, state: Any, **kwargs: Any) -> Plan:
+    step = 0 if head.step is None else head.step + 1
+    return plan_commit(RUN, head, state, step=step, keep_open=False, policy=POLICY, **kwargs)
+
+
+def document(plan: Plan) -> Any:
+    return decode(unpack(plan.codec, plan.payload, where="test"))
+
+
+def check(plan: Plan, base: Any, state: Any) -> None:
+    """The plan stores exactly ``state``, under the checksum of the whole state."""
+    assert same(plan.head.state, state)
+    stored = document(plan)
+    rebuilt = stored if plan.kind == "snapshot" else apply(base, stored)
+    assert same(rebuilt, state)
+    if type(state) is dict:
+        assert plan.checksum == Members.of(state).checksum
+        assert plan.head.members is not None
+        encoding = plan.head.members.encoding()
+        assert same(decode(encoding), state)
+        assert plan.state_bytes in (len(encoding), len(encode_trusted(state)))
+        if len(encoding) == len(encode_trusted(state)):
+            assert encoding == encode_trusted(state)
+    else:
+        assert plan.checksum == checksum_v1(encode_trusted(state))
+    assert matches(state, plan.checksum)[0]
+
+
+@PROPERTY
+@given(st.data())
+def test_a_plan_against_cached_members_stores_exactly_the_new_state(data: st.DataObject) -> None:
+    old = data.draw(objects)
+    new = data.draw(edited(old))
+    first = commit(EMPTY_HEAD, old)
+    check(first, None, old)
+    check(commit(first.head, new), old, new)
+
+
+@PROPERTY
+@given(objects, st.lists(values, max_size=4), st.lists(values, min_size=1, max_size=3))
+def test_items_appended_to_a_member_array_are_one_add_op_each(
+    rest: dict[str, Any], items: list[Any], more: list[Any]
+) -> None:
+    old = {**rest, "log": items}
+    new = {**rest, "log": items + more}
+    first = commit(EMPTY_HEAD, old)
+    plan = commit(first.head, new)
+    check(plan, old, new)
+    if plan.kind == "delta":
+        assert [op["path"] for op in document(plan)] == ["/log/-"] * len(more)
+
+
+@PROPERTY
+@given(objects, st.lists(values, max_size=4), st.lists(values, min_size=1, max_size=3))
+def test_a_prefix_hint_encodes_only_the_new_items(
+    rest: dict[str, Any], items: list[Any], more: list[Any]
+) -> None:
+    old = {**rest, "log": items}
+    new = {**rest, "log": items + more}
+    first = commit(EMPTY_HEAD, old)
+    check(commit(first.head, new, prefix_hint=("log", len(items))), old, new)
+
+
+def test_a_prefix_hint_the_base_contradicts_is_ignored() -> None:
+    old = {"log": [1, 2, 3]}
+    new = {"log": [9, 2, 3, 4]}  # not an append: the hint's length is wrong for the base
+    first = commit(EMPTY_HEAD, old)
+    check(commit(first.head, new, prefix_hint=("log", 2)), old, new)
+
+
+@pytest.mark.parametrize(("before", "after"), [(1, 1.0), (1, True), (0.0, -0.0), (True, 1)])
+def test_members_equal_by_eq_but_not_the_same_are_written(before: Any, after: Any) -> None:
+    old = {"a": [before, {"x": before}], "b": "kept"}
+    new = {"a": [after, {"x": after}], "b": "kept"}
+    first = commit(EMPTY_HEAD, old)
+    plan = commit(first.head, new)
+    check(plan, old, new)
+    assert plan.checksum != first.checksum
+
+
+def test_a_reordered_nested_object_is_written() -> None:
+    old = {"a": {"x": 1, "y": 2}, "b": 1}
+    new = {"a": {"y": 2, "x": 1}, "b": 1}
+    first = commit(EMPTY_HEAD, old)
+    check(commit(first.head, new), old, new)
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, uuid.UUID(int=1)])
+def test_a_value_that_encodes_like_the_old_one_is_refused(bad: Any) -> None:
+    """orjson writes NaN as null and a UUID as its text: neither may pass as unchanged."""
+    old = {"a": None if isinstance(bad, float) else str(bad), "log": [None, "x"]}
+    first = commit(EMPTY_HEAD, old)
+    with pytest.raises(InvalidValueError) as member:
+        commit(first.head, {**old, "a": bad})
+    assert member.value.path == "/a"
+    if isinstance(bad, float):
+        # In an array's old items, found as "appended" by their encoding alone.
+        with pytest.raises(InvalidValueError) as item:
+            commit(first.head, {**old, "log": [bad, "x", "y"]})
+        assert item.value.path == "/log/0"
+
+
+def test_an_open_snapshot_head_is_rewritten_from_its_parent() -> None:
+    base = {"log": ["a"], "n": 1}
+    first = commit(EMPTY_HEAD, base)
+    policy = SnapshotPolicy(interval=1)  # every step a snapshot: the rewrite is one too
+    opened = plan_commit(
+        RUN, first.head, {"log": ["a", "b"], "n": 1}, step=1, keep_open=True, policy=policy
+    )
+    assert opened.kind == "snapshot"
+    sealed = plan_commit(
+        RUN, opened.head, {"log": ["a", "b", "c"], "n": 2}, step=1, keep_open=False, policy=policy
+    )
+    assert sealed.kind == "snapshot"
+    check(sealed, base, {"log": ["a", "b", "c"], "n": 2})
+    with pytest.raises(InvalidValueError) as refused:
+        plan_commit(
+            RUN,
+            opened.head,
+            {"log": ["a", math.nan], "n": 1},
+            step=1,
+            keep_open=True,
+            policy=policy,
+        )
+    assert refused.value.path == "/log/1"
+
+
+def test_v2_checksums_prove_the_same_as_v1() -> None:
+    state = {"a": [1, 2], "b": {"c": "d"}}
+    digest, _ = Members.of(state).checksum, None
+    assert matches(state, digest)[0]
+    assert not matches({"a": [1, 2], "b": {"c": "e"}}, digest)[0]
+    assert not matches({"b": {"c": "d"}, "a": [1, 2]}, digest)[0]  # order is part of it
+    # Rows written before v2 hold sha256 of the whole encoding: still verified.
+    legacy = hashlib.sha256(encode_trusted(state)).digest()
+    assert matches(state, legacy)[0]
+    assert matches([1, 2], hashlib.sha256(b"[1,2]").digest())[0]
+
+
+def _row(plan: Plan) -> dict[str, Any]:
+    return {
+        "step": plan.step,
+        "parent_step": plan.parent_step,
+        "kind": plan.kind,
+        "is_open": plan.is_open,
+        "codec": plan.codec,
+        "payload": plan.payload,
+        "write_version": plan.write_version,
+        "raw_bytes": plan.raw_bytes,
+        "checksum": plan.checksum,
+    }
+
+
+def test_a_rebuilt_head_is_verified_and_keeps_its_members() -> None:
+    first = commit(EMPTY_HEAD, {"log": ["a"], "n": 1})
+    second = commit(first.head, {"log": ["a", "b"], "n": 2})
+    rows = [_row(first), _row(second)]
+    head = rebuild(RUN, rows)
+    assert head.state == {"log": ["a", "b"], "n": 2}
+    assert head.members is not None
+    assert head.members.checksum == second.checksum
+    grown = {"log": ["a", "b", "c"], "n": 2}
+    check(commit(head, grown), head.state, grown)
+    rows[-1]["checksum"] = first.checksum
+    with pytest.raises(CorruptDataError, match="step 1: rebuilt state does not match"):
+        rebuild(RUN, rows)
