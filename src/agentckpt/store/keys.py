@@ -94,7 +94,7 @@ def open_sealing(backend: Backend, encryption: Encryption | None) -> Sealing:
         try:
             keys = table.load()
         except StoreError:
-            return Sealing()  # a schema before migration 0011 (migrate=False)
+            return Sealing()  # a schema before migration 0009 (migrate=False)
         return Sealing(locked=any(k.state != RETIRED for k in keys))
     keyring = Keyring(encryption.keys, encryption.cipher, table.load())
     if keyring.active is None:

@@ -93,7 +93,7 @@ async def open_sealing_async(backend: AsyncBackend, encryption: Encryption | Non
         try:
             keys = await table.load()
         except StoreError:
-            return Sealing()  # a schema before migration 0011 (migrate=False)
+            return Sealing()  # a schema before migration 0009 (migrate=False)
         return Sealing(locked=any(k.state != RETIRED for k in keys))
     keyring = Keyring(encryption.keys, encryption.cipher, await table.load())
     if keyring.active is None:

@@ -10,7 +10,7 @@ from agentckpt.errors import TenantError
 __all__ = ["DEFAULT_TENANT", "TENANT_SETTING", "check_tenant"]
 
 # The tenant of a store opened without one, and of every row that predates tenants
-# (migration 0012 gives them this value). Not the empty string: PostgreSQL reports a
+# (migration 0010 gives them this value). Not the empty string: PostgreSQL reports a
 # custom setting as '' once a transaction that set it has ended, so '' must never match
 # a stored row (a CHECK refuses it), or a pooled connection would see this tenant's rows
 # without the store having set anything.

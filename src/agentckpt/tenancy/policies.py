@@ -1,6 +1,6 @@
 """The PostgreSQL statements that scope one table to the tenant of the transaction.
 
-Migration 0012 applies them to every table of :data:`~agentckpt.tenancy.TENANT_TABLES`;
+Migration 0010 applies them to every table of :data:`~agentckpt.tenancy.TENANT_TABLES`;
 a later migration that adds a table runs :func:`tenant_policy_sql` for it (pasted in, as
 migrations are plain SQL files), and ``docs/security.md`` shows the roles to create.
 """

@@ -24,5 +24,7 @@ TENANT_TABLES: Final[tuple[str, ...]] = (
     "step_index",
     "step_writes",
 )
-# Tables with no run rows, shared by every tenant: the migrations bookkeeping.
-UNSCOPED_TABLES: Final[tuple[str, ...]] = ("schema_migrations",)
+# Tables with no run rows, shared by every tenant: the migrations bookkeeping and the
+# store's wrapped data keys (agentckpt.crypto; useless without the key-encryption key,
+# and one set of data keys serves every tenant of the store).
+UNSCOPED_TABLES: Final[tuple[str, ...]] = ("schema_migrations", "data_keys")

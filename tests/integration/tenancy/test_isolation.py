@@ -27,6 +27,7 @@ from agentckpt.errors import (
 )
 from agentckpt.runs import queries as run_queries
 from agentckpt.tenancy import TENANT_TABLES
+from agentckpt.tenancy.tables import UNSCOPED_TABLES
 from tests.integration.tenancy.conftest import Roles
 
 BIG = "x" * 20_000  # past the blob threshold: stored as a blob of the run
@@ -187,7 +188,7 @@ def test_every_table_has_forced_row_level_security(roles: Roles) -> None:
             " WHERE n.nspname = %s AND c.relkind IN ('r', 'p') ORDER BY 1",
             (roles.schema,),
         ).fetchall()
-    scoped = {name for name, *_ in rows if name != "schema_migrations"}
+    scoped = {name for name, *_ in rows if name not in UNSCOPED_TABLES}
     assert scoped == set(TENANT_TABLES), "a table of the schema is not in TENANT_TABLES"
     for name, enabled, forced, policies, has_column in rows:
         if name in TENANT_TABLES:
@@ -308,7 +309,7 @@ def test_a_tenant_cannot_read_or_fork_into_another_tenants_history(tenant_url: s
 
 def test_the_policy_helper_writes_what_the_migration_applied(roles: Roles) -> None:
     """tenant_policy_sql(table), for a table a later migration adds, gives it the same
-    column, default, check and policy as migration 0012 gave the others."""
+    column, default, check and policy as migration 0010 gave the others."""
     from agentckpt.tenancy.policies import tenant_policy_sql
 
     with psycopg.connect(roles.admin_dsn, options=f"-c search_path={roles.schema}") as conn:

@@ -225,7 +225,7 @@ CREATE TABLE step_writes (
 );
 
 
--- data_keys: encryption at rest (migration 0011). The store's data keys, each wrapped by
+-- data_keys: encryption at rest (migration 0009). The store's data keys, each wrapped by
 -- the key-encryption key kek_id of the key provider (never stored here). A sealed value
 -- names its data key and cipher in its own header. state: active (new values may use
 -- it), retiring (being re-encrypted away by `agentckpt keys rotate --reencrypt`), retired
@@ -242,7 +242,7 @@ CREATE TABLE data_keys (
 );
 
 
--- Row-level security (migration 0012): every table of a run's rows is bound, its owner
+-- Row-level security (migration 0010): every table of a run's rows is bound, its owner
 -- too (FORCE), to the tenant the store sets per transaction with
 -- set_config('agentckpt.tenant', <tenant>, true). docs/security.md shows the roles.
 ALTER TABLE runs ENABLE ROW LEVEL SECURITY;

@@ -203,7 +203,7 @@ CREATE TABLE step_writes (
 ) WITHOUT ROWID;
 
 
--- data_keys: encryption at rest (migration 0011). The store's data keys, each wrapped by
+-- data_keys: encryption at rest (migration 0009). The store's data keys, each wrapped by
 -- the key-encryption key kek_id of the key provider (never stored here). A sealed value
 -- names its data key and cipher in its own header. state: active (new values may use
 -- it), retiring (being re-encrypted away by `agentckpt keys rotate --reencrypt`), retired
@@ -219,5 +219,5 @@ CREATE TABLE data_keys (
     updated_at  TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%f', 'now'))
 );
 
--- A tenant's runs, for listing them (migration 0012).
+-- A tenant's runs, for listing them (migration 0010).
 CREATE INDEX runs_tenant ON runs (tenant_id);

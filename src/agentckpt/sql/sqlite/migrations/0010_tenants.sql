@@ -1,5 +1,5 @@
 -- Tenants (issue 14): every row of a run carries its tenant (see the PostgreSQL migration
--- 0012). SQLite has no row-level security: the store filters every query on the tenant
+-- 0010). SQLite has no row-level security: the store filters every query on the tenant
 -- it was opened for, a convenience for one application's file, not a security boundary.
 -- Rows written before this migration belong to the tenant 'default'.
 

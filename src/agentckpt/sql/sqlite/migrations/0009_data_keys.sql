@@ -1,5 +1,5 @@
 -- Encryption at rest: the store's data keys, each wrapped by a key-encryption key (KEK)
--- that a key provider holds outside the database (see the PostgreSQL migration 0011).
+-- that a key provider holds outside the database (see the PostgreSQL migration 0009).
 CREATE TABLE data_keys (
     key_id      TEXT    PRIMARY KEY,
     kek_id      TEXT    NOT NULL,
