@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import io
 import logging
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from agentckpt import Store
+from agentckpt.ops.exchange import export_runs, import_runs
+from agentckpt.runs import AuditLog
 from tests.integration.runs.conftest import Runs
 from tests.support.runs import counter_state, counter_step
 
@@ -49,7 +54,7 @@ def _start(runs: Runs, audit: Any) -> None:
     runs.do(begin())
 
 
-def test_events_come_back_in_emission_order(runs: Runs) -> None:
+def test_events_come_back_in_emission_order(runs: Runs, tmp_path: Path) -> None:
     """Events of one step share a batch (one created_at on PostgreSQL) and have random
     ids; they still come back in the order emitted (issue 12)."""
     audit = runs.audit_log(start=False)  # all queued first: one batch, one transaction
@@ -74,6 +79,16 @@ def test_events_come_back_in_emission_order(runs: Runs) -> None:
     assert [(e.kind, e.step) for e in events] == expected
     chunks = [e.data["n"] for e in events if e.kind == "llm.chunk"]
     assert chunks == list(range(20)) * 2
+
+    # An export writes them in that order and an import keeps it.
+    out = io.StringIO()
+    export_runs(runs.check, [run.run_id], out)
+    with Store.connect(f"sqlite:///{tmp_path / 'copy.db'}") as copy:
+        import_runs(copy, out.getvalue().splitlines())
+        copied = AuditLog(copy).events(run.run_id)
+        assert [(e.kind, e.step, e.data) for e in copied] == [
+            (e.kind, e.step, e.data) for e in events
+        ]
 
 
 def test_a_broken_audit_writer_never_fails_or_blocks_a_commit(

@@ -117,7 +117,7 @@ FROM effects WHERE run_id = %(run_id)s ORDER BY step, key;
 
 -- name: ops_export_events
 SELECT event_id::text AS event_id, step, kind, codec, payload, created_at
-FROM events WHERE run_id = %(run_id)s ORDER BY created_at, event_id;
+FROM events WHERE run_id = %(run_id)s ORDER BY seq NULLS FIRST, created_at, event_id;
 
 -- name: ops_import_run
 -- Written first by an import, in the transaction that writes every other row of the run:
@@ -153,9 +153,11 @@ INSERT INTO effects (run_id, step, key, codec, payload, created_at)
 VALUES (%(run_id)s, %(step)s, %(key)s, %(codec)s, %(payload)s, %(created_at)s::timestamptz);
 
 -- name: ops_import_event
-INSERT INTO events (run_id, event_id, step, kind, codec, payload, created_at)
-VALUES (%(run_id)s, %(event_id)s::uuid, %(step)s, %(kind)s, %(codec)s, %(payload)s,
-        %(created_at)s::timestamptz);
+-- Events come in the order of the export (the run's emission order): seq continues it.
+INSERT INTO events (run_id, event_id, step, kind, codec, payload, created_at, seq)
+SELECT %(run_id)s, %(event_id)s::uuid, %(step)s, %(kind)s, %(codec)s, %(payload)s,
+       %(created_at)s::timestamptz, coalesce(max(seq), 0) + 1
+FROM events WHERE run_id = %(run_id)s;
 
 -- Rows of framework integrations (LangGraph's thread, checkpoint ids and pending writes),
 -- exported and imported with the run they belong to.

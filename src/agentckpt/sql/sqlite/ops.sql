@@ -101,7 +101,7 @@ FROM effects WHERE run_id = :run_id AND tenant_id = agentckpt_tenant() ORDER BY 
 
 -- name: ops_export_events
 SELECT event_id, step, kind, codec, payload, created_at
-FROM events WHERE run_id = :run_id AND tenant_id = agentckpt_tenant() ORDER BY created_at, event_id;
+FROM events WHERE run_id = :run_id AND tenant_id = agentckpt_tenant() ORDER BY seq NULLS FIRST, created_at, event_id;
 
 -- name: ops_import_run
 -- Written first by an import, in the transaction that writes every other row of the run:
@@ -138,9 +138,11 @@ INSERT INTO effects (run_id, step, key, codec, payload, created_at, tenant_id)
 VALUES (:run_id, :step, :key, :codec, :payload, strftime('%Y-%m-%dT%H:%M:%f', :created_at), agentckpt_tenant());
 
 -- name: ops_import_event
-INSERT INTO events (run_id, event_id, step, kind, codec, payload, created_at, tenant_id)
-VALUES (:run_id, :event_id, :step, :kind, :codec, :payload,
-        strftime('%Y-%m-%dT%H:%M:%f', :created_at), agentckpt_tenant());
+-- Events come in the order of the export (the run's emission order): seq continues it.
+INSERT INTO events (run_id, event_id, step, kind, codec, payload, created_at, tenant_id, seq)
+SELECT :run_id, :event_id, :step, :kind, :codec, :payload,
+       strftime('%Y-%m-%dT%H:%M:%f', :created_at), agentckpt_tenant(), coalesce(max(seq), 0) + 1
+FROM events WHERE run_id = :run_id AND tenant_id = agentckpt_tenant();
 
 -- Rows of framework integrations (LangGraph's thread, checkpoint ids and pending writes),
 -- exported and imported with the run they belong to.
