@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from operator import add
 from typing import Any
 
-from agentckpt._core.codec import encode_trusted
+from agentckpt._core.codec import encode_fast, encode_trusted
 
 __all__ = ["Members", "checksum_of", "checksum_v1", "matches"]
 
@@ -61,8 +61,20 @@ class Members:
         """Encode and hash every member of ``state`` (O(state): a first commit, a resume)."""
         keys = list(state)
         key_colons = [encode_trusted(key) + b":" for key in keys]
-        values = [encode_trusted(value) for value in state.values()]
-        return cls._build(keys, key_colons, values, [_digests(value) for value in values])
+        values: list[bytes] = []
+        digests: list[tuple[bytes, Hasher | None]] = []
+        for value in state.values():
+            fast = encode_fast(value)
+            if fast is not None:
+                values.append(fast)
+                digests.append(_digests(fast))
+            else:
+                # The stdlib encoder's bytes: no prefix hash, so items are never appended
+                # to them in orjson's bytes (the whole array would encode otherwise).
+                slow = encode_trusted(value)
+                values.append(slow)
+                digests.append((hashlib.sha256(slow).digest(), None))
+        return cls._build(keys, key_colons, values, digests)
 
     @classmethod
     def _build(

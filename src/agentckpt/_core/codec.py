@@ -290,13 +290,23 @@ def encode_trusted(value: object) -> bytes:
     For agentckpt's own use on values that passed :func:`validate` (or were produced by
     :func:`decode`), e.g. to measure the size of a delta.
     """
+    fast = encode_fast(value)
+    if fast is not None:
+        return fast
+    # orjson refuses integers outside 64 bits and nesting past 254 levels; the stdlib
+    # encoder handles both exactly (floats via repr, which round-trips).
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return text.encode("utf-8")
+
+
+def encode_fast(value: object) -> bytes | None:
+    """orjson's encoding of a valid value, or None where :func:`encode_trusted` needs the
+    stdlib encoder (whose floats read differently: ``6.1e-05`` for orjson's ``6.1e-5``),
+    so bytes joined from pieces of both would not be the encoding of the whole."""
     try:
         return orjson.dumps(value, option=_ORJSON_STRICT)
     except TypeError:
-        # orjson refuses integers outside 64 bits and nesting past 254 levels; the stdlib
-        # encoder handles both exactly (floats via repr, which round-trips).
-        text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-        return text.encode("utf-8")
+        return None
 
 
 def decode(data: bytes | bytearray | memoryview) -> Any:

@@ -17,7 +17,7 @@ def test_doctor_reports_nodes_shards_and_colocation(citus_cluster: CitusCluster,
         assert f"worker 127.0.0.1:{port}" in nodes.value
     assert findings["Citus shards"].value == "4 per distributed table"
     assert findings["Citus distribution"].status == "ok"
-    assert "9 tables by run_id, co-located with runs; 1 reference" in (
+    assert "9 tables by run_id, co-located with runs; 2 reference" in (
         findings["Citus distribution"].value
     )
 

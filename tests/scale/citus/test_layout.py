@@ -1,5 +1,6 @@
 """What migrate lays out on Citus: every run_id table distributed and co-located with
-runs, schema_migrations a reference table; idempotent; distribute=off leaves it alone."""
+runs, schema_migrations and data_keys reference tables; idempotent; distribute=off
+leaves it alone."""
 
 from __future__ import annotations
 
@@ -28,8 +29,9 @@ def test_migrate_distributes_every_table_colocated_with_runs(
     citus_cluster: CitusCluster, url: str
 ) -> None:
     layout = _layout(citus_cluster, SCHEMA)
-    assert set(layout) == {*TABLES, "schema_migrations"}
+    assert set(layout) == {*TABLES, "schema_migrations", "data_keys"}
     assert layout["schema_migrations"][0] == "n"
+    assert layout["data_keys"][0] == "n"
     assert {layout[t] for t in TABLES} == {("h", layout["runs"][1])}
     with Store.connect(url) as store:  # migrating again changes nothing
         store.migrate()
