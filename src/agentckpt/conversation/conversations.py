@@ -1,6 +1,6 @@
 # GENERATED from conversations_async.py by scripts/unasync.py; do not edit.
 """Conversations on a store: start, open, heartbeats, state upgrades (async source;
-``_sync/conversation.py`` is generated from it by ``scripts/unasync.py``).
+``conversations.py`` is generated from it by ``scripts/unasync.py``).
 
 A conversation is a run of kind ``conversation`` whose steps are its turns and whose
 state follows the format in :mod:`agentckpt.conversation.model`.

@@ -1,6 +1,6 @@
 # GENERATED from reader_async.py by scripts/unasync.py; do not edit.
 """Reading conversations back: recovery, history, blob results, orphans (async source;
-``_sync/conversation_read.py`` is generated from it by ``scripts/unasync.py``).
+``reader.py`` is generated from it by ``scripts/unasync.py``).
 
 :class:`ConversationReader` never writes a turn, so inspectors and recovery
 workers can use it alone; :class:`~agentckpt.conversation.conversations_async.Conversations`

@@ -1,5 +1,5 @@
 """Reading conversations back: recovery, history, blob results, orphans (async source;
-``_sync/conversation_read.py`` is generated from it by ``scripts/unasync.py``).
+``reader.py`` is generated from it by ``scripts/unasync.py``).
 
 :class:`AsyncConversationReader` never writes a turn, so inspectors and recovery
 workers can use it alone; :class:`~agentckpt.conversation.conversations_async.AsyncConversations`

@@ -1,6 +1,7 @@
 """One open conversation: its turns, streaming and tool calls (async source).
 
-``_sync/conversation_turn.py`` is generated from this file by ``scripts/unasync.py``.
+``turn.py`` is generated from ``turn_async.py`` by ``scripts/unasync.py``:
+edit ``turn_async.py``.
 
 A turn is one step of the run. Adding the user's message commits the step *open*
 (durable before the model is called); streamed output and tool calls rewrite that open

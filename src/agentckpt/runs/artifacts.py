@@ -1,7 +1,8 @@
 # GENERATED from artifacts_async.py by scripts/unasync.py; do not edit.
 """Large values of a run's states: stored as blobs before the commit, loaded lazily.
 
-``_sync/artifacts.py`` is generated from this file by ``scripts/unasync.py``; edit this one.
+``artifacts.py`` is generated from ``artifacts_async.py`` by ``scripts/unasync.py``:
+edit ``artifacts_async.py``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """The optional audit log: raw step events appended off the hot path.
 
-``_sync/audit.py`` is generated from this file by ``scripts/unasync.py``; edit this one.
+``audit.py`` is generated from ``audit_async.py`` by ``scripts/unasync.py``:
+edit ``audit_async.py``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """Blob garbage collection: remove blobs that no kept step references any more.
 
-``_sync/blobgc.py`` is generated from this file by ``scripts/unasync.py``; edit this one.
+``blob_gc.py`` is generated from ``blob_gc_async.py`` by ``scripts/unasync.py``:
+edit ``blob_gc_async.py``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 # GENERATED from context_async.py by scripts/unasync.py; do not edit.
 """What a step function receives: the state to build on and the run's services.
 
-``_sync/stepcontext.py`` is generated from this file by ``scripts/unasync.py``; edit this one.
+``context.py`` is generated from ``context_async.py`` by ``scripts/unasync.py``:
+edit ``context_async.py``.
 """
 
 from __future__ import annotations

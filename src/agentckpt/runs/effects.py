@@ -1,7 +1,8 @@
 # GENERATED from effects_async.py by scripts/unasync.py; do not edit.
 """The effect journal: external actions recorded under (run, step, key), done once.
 
-``_sync/effects.py`` is generated from this file by ``scripts/unasync.py``; edit this one.
+``effects.py`` is generated from ``effects_async.py`` by ``scripts/unasync.py``:
+edit ``effects_async.py``.
 """
 
 from __future__ import annotations

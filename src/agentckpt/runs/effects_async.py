@@ -1,6 +1,7 @@
 """The effect journal: external actions recorded under (run, step, key), done once.
 
-``_sync/effects.py`` is generated from this file by ``scripts/unasync.py``; edit this one.
+``effects.py`` is generated from ``effects_async.py`` by ``scripts/unasync.py``:
+edit ``effects_async.py``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """Leases on runs: acquire, renew (the heartbeat), release, finish, and claim orphans.
 
-``_sync/leases.py`` is generated from this file by ``scripts/unasync.py``; edit this one.
+``leases.py`` is generated from ``leases_async.py`` by ``scripts/unasync.py``:
+edit ``leases_async.py``.
 """
 
 from __future__ import annotations

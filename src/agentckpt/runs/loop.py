@@ -1,7 +1,8 @@
 # GENERATED from loop_async.py by scripts/unasync.py; do not edit.
 """The run loop: resume or start a long agent run and commit one checkpoint per step.
 
-``_sync/runloop.py`` is generated from this file by ``scripts/unasync.py``; edit this one.
+``loop.py`` is generated from ``loop_async.py`` by ``scripts/unasync.py``:
+edit ``loop_async.py``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 # GENERATED from recovery_async.py by scripts/unasync.py; do not edit.
 """The recovery worker: finds orphaned runs (lease expired), claims and resumes them.
 
-``_sync/recovery.py`` is generated from this file by ``scripts/unasync.py``; edit this one.
+``recovery.py`` is generated from ``recovery_async.py`` by ``scripts/unasync.py``:
+edit ``recovery_async.py``.
 """
 
 from __future__ import annotations

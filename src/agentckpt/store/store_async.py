@@ -1,6 +1,7 @@
-"""The store: runs and their steps on one backend (async source of ``_sync/store.py``).
+"""The store: runs and their steps on one backend (``store_async.py``, the async source).
 
-``_sync/store.py`` is generated from this file by ``scripts/unasync.py``; edit this one.
+``store.py`` is generated from ``store_async.py`` by ``scripts/unasync.py``:
+edit ``store_async.py``.
 """
 
 from __future__ import annotations

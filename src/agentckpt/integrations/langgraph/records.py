@@ -4,7 +4,7 @@ A framework such as LangGraph names each checkpoint with its own id inside a *th
 (a conversation) and a *namespace* (a subgraph). agentckpt stores the checkpoints of one
 thread and namespace as the steps of one run, so consecutive checkpoints become small
 deltas, and keeps an index from the framework's ids to those steps
-(``_async/step_index.py``). This module holds the records that cross that boundary and
+(``step_index_async.py``). This module holds the records that cross that boundary and
 the few decisions that need no I/O; it imports no framework.
 """
 

@@ -1,7 +1,8 @@
 # GENERATED from step_index_async.py by scripts/unasync.py; do not edit.
 """Checkpoints named by a framework's ids, kept as steps of runs (async source).
 
-``_sync/step_index.py`` is generated from this file by ``scripts/unasync.py``; edit this one.
+``step_index.py`` is generated from ``step_index_async.py`` by ``scripts/unasync.py``:
+edit ``step_index_async.py``.
 
 One run stores one thread and namespace: each checkpoint is a step of it (so consecutive
 checkpoints are deltas), and the ``step_index`` table maps the framework's checkpoint id
