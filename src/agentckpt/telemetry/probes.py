@@ -15,6 +15,7 @@ from agentckpt.errors import (
     StepConflictError,
     UnavailableError,
 )
+from agentckpt.telemetry import _otel
 from agentckpt.telemetry.spans import NOOP
 
 if TYPE_CHECKING:
@@ -111,17 +112,27 @@ class Timed:
 
 
 class CommitProbe:
-    """The context of one commit; the store calls :meth:`done` with what it stored."""
+    """The context of one commit; the store calls :meth:`done` with what it stored.
+
+    The commit span is created when the commit ends, with every attribute at once and
+    the start time taken on entry (``tracer.start_span(..., start_time=...)``), and is
+    never made the current span: in the SDK a span costs per call and per attribute
+    pass, so one creation with six attributes replaces a creation, a context attach and
+    detach, and a second attribute pass. The price is that spans started inside the
+    commit (a database driver's own instrumentation, a group-commit batch) are children
+    of the caller's span rather than of ``agentckpt.commit``. One ``perf_counter`` pair
+    times the commit for the histogram and sets the span's end.
+    """
 
     __slots__ = (
-        "_inner",
         "_kind",
         "_start",
         "_stored",
         "_telemetry",
+        "_tracer",
+        "_wall",
         "db_system",
         "run_id",
-        "span",
         "step",
     )
 
@@ -135,20 +146,15 @@ class CommitProbe:
         self._kind = ""
         self._stored = 0
         self._start = 0.0
-        self._inner: AbstractContextManager[Any] = NOOP
-        self.span: Any = None
+        self._wall = 0
+        self._tracer: Any = None
 
     def __enter__(self) -> CommitProbe:
-        attributes: Attributes = {
-            "db.system": self.db_system,
-            "db.operation.name": "commit",
-            "agentckpt.run_id": str(self.run_id),
-        }
-        retry = RETRY_COUNT.get()
-        if retry:
-            attributes["agentckpt.retry_count"] = retry
-        self._inner = self._telemetry.span("agentckpt.commit", attributes)
-        self.span = self._inner.__enter__()
+        telemetry = self._telemetry
+        tracer = telemetry._tracer if telemetry._tracer is not None else telemetry.tracer()
+        if tracer is not None:
+            self._tracer = tracer
+            self._wall = time.time_ns()
         self._start = time.perf_counter()
         return self
 
@@ -157,33 +163,61 @@ class CommitProbe:
         self.step = step
         self._kind = kind
         self._stored = stored_bytes
-        if self.span.is_recording():
-            self.span.set_attributes(
-                {
-                    "agentckpt.step": step,
-                    "agentckpt.step.kind": kind,
-                    "agentckpt.bytes_written": stored_bytes,
-                }
-            )
 
-    def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> bool | None:
+    def _span(self, exc: BaseException | None, outcome: str) -> Any:
+        """The commit's span, created and ended now (None when it is not sampled)."""
+        attributes: Attributes = {
+            "db.system": self.db_system,
+            "db.operation.name": "commit",
+            "agentckpt.run_id": str(self.run_id),
+        }
+        if self.step is not None:
+            attributes["agentckpt.step"] = self.step
+        if exc is None:
+            attributes["agentckpt.step.kind"] = self._kind
+            attributes["agentckpt.bytes_written"] = self._stored
+        else:
+            # Success is the UNSET status; a refusal or failure says which.
+            attributes["agentckpt.outcome"] = outcome
+            attributes["error.type"] = type(exc).__qualname__
+        retry = RETRY_COUNT.get()
+        if retry:
+            attributes["agentckpt.retry_count"] = retry
+        trace = _otel.trace
+        span = self._tracer.start_span(
+            "agentckpt.commit",
+            kind=trace.SpanKind.CLIENT,
+            attributes=attributes,
+            start_time=self._wall,
+        )
+        if not span.is_recording():
+            return None
+        if exc is not None:
+            span.record_exception(exc)
+            span.set_status(trace.Status(trace.StatusCode.ERROR, str(exc)))
+        return span
+
+    def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> None:
         elapsed = time.perf_counter() - self._start
         telemetry = self._telemetry
         outcome = outcome_of(exc)
-        if exc is not None and self.span.is_recording():
-            # Success is the UNSET status; a refusal or failure says which.
-            self.span.set_attribute("agentckpt.outcome", outcome)
-            if self.step is not None:
-                self.span.set_attribute("agentckpt.step", self.step)
+        span = None if self._tracer is None else self._span(exc, outcome)
         if telemetry.prometheus is not None or telemetry._meters() is not None:
             db = self.db_system
-            telemetry.record("agentckpt.commit.duration", elapsed, _labels(db, "outcome", outcome))
+            # With the commit span as context, an exemplar (the SDK's trace_based
+            # filter) points at this commit's trace, as if the span were current.
+            context = None if span is None else _otel.trace.set_span_in_context(span)
+            telemetry.record(
+                "agentckpt.commit.duration", elapsed, _labels(db, "outcome", outcome), context
+            )
             if exc is None:
                 telemetry.add(
                     "agentckpt.commit.written", self._stored, _labels(db, "step.kind", self._kind)
                 )
             elif outcome in _CONFLICTS:
                 telemetry.add("agentckpt.conflicts", 1, _labels(db, "type", outcome))
+        if span is not None:
+            span.end(end_time=self._wall + int(elapsed * 1e9))
         if outcome == "fenced":
             store_log.warning(
                 "run %s step %s: fenced: the lease epoch is stale, nothing was written",
@@ -200,4 +234,3 @@ class CommitProbe:
                 slow,
                 outcome,
             )
-        return self._inner.__exit__(kind, exc, tb)

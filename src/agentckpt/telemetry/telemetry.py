@@ -152,11 +152,12 @@ class Telemetry:
         with self._totals_lock:
             self._totals[key] = self._totals.get(key, 0) + amount
 
-    def record(self, name: str, value: float, attributes: Attributes) -> None:
-        """Record ``value`` in the histogram ``name``."""
+    def record(self, name: str, value: float, attributes: Attributes, context: Any = None) -> None:
+        """Record ``value`` in the histogram ``name`` (``context``: the OpenTelemetry
+        context whose span an exemplar refers to; None: the current one)."""
         meters = self._instruments if self._instruments is not None else self._meters()
         if meters is not None:
-            meters[name].record(value, attributes)
+            meters[name].record(value, attributes, context)
         if self.prometheus is not None:
             self.prometheus.record(name, value, attributes)
 
