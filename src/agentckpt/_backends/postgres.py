@@ -594,3 +594,8 @@ class PostgresBackend:
     def close(self) -> None:
         """Close the pool."""
         self._pool.close()
+
+    def pool_stats(self) -> dict[str, int]:
+        """The pool's running totals (psycopg_pool's ``get_stats``: ``connections_lost``,
+        ``returns_bad``, ``requests_wait_ms``, ...), read by the telemetry's pool metrics."""
+        return self._pool.get_stats()

@@ -165,7 +165,7 @@ class Telemetry:
 
     def watch_pool(self, backend: Any) -> None:
         """Publish the reconnects and pool wait time of ``backend`` (PostgreSQL)."""
-        if getattr(backend, "_pool", None) is not None:
+        if callable(getattr(backend, "pool_stats", None)):
             self._pools.add(backend)
 
     def observe(self, spec: MetricSpec) -> list[Observation]:
@@ -181,11 +181,8 @@ class Telemetry:
         total = 0.0
         seen = False
         for backend in list(self._pools):
-            pool = getattr(backend, "_pool", None)
-            if pool is None:
-                continue
             # psycopg_pool's own running totals (get_stats does not reset them).
-            stats = pool.get_stats()
+            stats = backend.pool_stats()
             seen = True
             if spec.name == "agentckpt.reconnects":
                 total += stats.get("connections_lost", 0) + stats.get("returns_bad", 0)
