@@ -369,7 +369,11 @@ class AsyncAgentRun:
                 ctx = AsyncStepContext(self, number, self._step, attempt, _fresh(self._state))
                 outcome = await step_fn(ctx)
                 finish = isinstance(outcome, Finish)
-                info = await self._commit(number, outcome.state if finish else outcome, failures)
+                # The commit's span says which retry of the step it is (retry_count).
+                with self.store.telemetry.attempt(attempt - 1):
+                    info = await self._commit(
+                        number, outcome.state if finish else outcome, failures
+                    )
             except TransientError as exc:
                 failures += 1
                 await self._backoff(number, failures, exc)
@@ -505,6 +509,7 @@ class AsyncAgentRun:
             )
             await self._fail(number, error)
             raise error from exc
+        self.store.telemetry.step_retried(self.store.backend.dialect, exc)
         delay = self.retry.delay(failures, rng=self._rng)
         log.info(
             "run %s step %d: attempt %d failed (%s); retrying from the last checkpoint in %.2fs",

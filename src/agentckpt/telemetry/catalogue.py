@@ -82,6 +82,14 @@ METRICS: tuple[MetricSpec, ...] = (
         ("db.system", "error.type"),
     ),
     MetricSpec(
+        "agentckpt.step_retries",
+        "counter",
+        "{retry}",
+        "Run-loop steps retried after their function raised a transient error (the "
+        "run's retry policy), by error type",
+        ("db.system", "error.type"),
+    ),
+    MetricSpec(
         "agentckpt.reconnects",
         "observable_counter",
         "{connection}",

@@ -20,7 +20,7 @@ from agentckpt._version import __version__
 from agentckpt.errors import ConfigurationError
 from agentckpt.telemetry import _otel
 from agentckpt.telemetry.catalogue import METRICS, MetricSpec
-from agentckpt.telemetry.probes import CommitProbe, Timed
+from agentckpt.telemetry.probes import CommitProbe, Timed, retry_attempt
 from agentckpt.telemetry.spans import NOOP, open_span
 
 if TYPE_CHECKING:
@@ -216,3 +216,15 @@ class Telemetry:
     def retried(self, db_system: str, exc: BaseException, retry: int) -> None:
         """An outage retry is about to happen: count it."""
         self.add("agentckpt.retries", 1, {"db.system": db_system, "error.type": type(exc).__name__})
+
+    def step_retried(self, db_system: str, exc: BaseException) -> None:
+        """The run loop is about to retry a step whose function raised the transient
+        ``exc`` (its retry policy; outage retries are :meth:`retried`): count it."""
+        self.add(
+            "agentckpt.step_retries", 1, {"db.system": db_system, "error.type": type(exc).__name__}
+        )
+
+    def attempt(self, retry: int) -> AbstractContextManager[None]:
+        """Mark the store calls in the ``with`` body as retry number ``retry`` of their
+        operation: their spans get ``agentckpt.retry_count`` (a no-op for 0)."""
+        return retry_attempt(retry)

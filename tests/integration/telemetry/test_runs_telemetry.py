@@ -84,3 +84,36 @@ def test_the_recovery_worker_applies_retention_when_due(url: str) -> None:
             store.get_run(old.run_id)
         polls = iter([False, True])
         worker.run_forever(poll_interval=0.01, stop=lambda: next(polls, True))
+
+
+def test_a_step_retry_is_counted_and_its_commit_span_says_which_retry(
+    url: str, pipeline: Pipeline
+) -> None:
+    from agentckpt.runs import AgentRun, RetryPolicy, TransientError
+
+    def step(ctx: Any) -> Any:
+        if ctx.step == 2 and ctx.attempt < 3:
+            raise TransientError("rate limited")
+        return {"n": ctx.step}
+
+    with Store.connect(url, telemetry=pipeline.telemetry) as store:
+        run = AgentRun(
+            store,
+            initial_state={"n": 0},
+            retry=RetryPolicy(max_attempts=4, initial_delay=0.0, jitter=0.0),
+            sleep=lambda delay: None,
+        )
+        run.run(step, max_steps=3)
+    commits = {
+        int(s.attributes["agentckpt.step"]): s.attributes.get("agentckpt.retry_count")
+        for s in pipeline.finished("agentckpt.commit")
+        if s.attributes
+    }
+    # Step 0 (the initial state) and 1 and 3 on their first attempt; step 2 on its third.
+    assert commits == {0: None, 1: None, 2: 2, 3: None}
+    retries = {
+        p.attributes["error.type"]: p.value for p in pipeline.points("agentckpt.step_retries")
+    }
+    assert retries == {"TransientError": 2}
+    # Outage retries are another metric.
+    assert pipeline.points("agentckpt.retries") == []
