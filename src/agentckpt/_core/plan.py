@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import compress
-from operator import ne, not_
+from operator import and_, gt, is_, ne, not_
 from typing import Any
 from uuid import UUID
 
@@ -208,13 +208,20 @@ def _member_delta(
     try:
         differs = list(map(ne, values, olds))
         unchanged = list(map(not_, differs))
+        # An unchanged str, number, bool or None that is the base's very object has the
+        # base's encoding: only the other unchanged members need the strict check. (The
+        # new head keeps the caller's scalars, below, and the run loop's copy of a state
+        # shares them, so in a run only containers are checked again.)
+        scalar = list(map(_SCALARS.__contains__, map(type, values)))
+        shared = list(map(and_, scalar, map(is_, values, olds)))
+        checked = list(map(gt, unchanged, shared))  # unchanged and not shared
         if hinted is not None:
-            differs[hinted] = unchanged[hinted] = False
-        same_bytes = _dumps(list(compress(values, unchanged)))
-    except (TypeError, RecursionError):
+            differs[hinted] = unchanged[hinted] = checked[hinted] = False
+        same_bytes = _dumps(list(compress(values, checked)))
+    except (TypeError, ValueError, RecursionError):
         return None  # big integers, deep nesting, values that are not JSON
     encoded = members.values
-    if same_bytes != b"[" + b",".join(compress(encoded, unchanged)) + b"]":
+    if same_bytes != b"[" + b",".join(compress(encoded, checked)) + b"]":
         return None  # equal by ==, not the same: the general path diffs them strictly
     patch: Patch = []
     changes: dict[int, tuple[bytes, Hasher | None]] = {}
@@ -252,7 +259,13 @@ def _member_delta(
     except (TypeError, ValueError, RecursionError):
         return None
     new_members = members.replaced(changes) if changes else members
-    owned = apply(base, patch) if patch else dict(base)
+    # The new head: the caller's scalars (immutable, and now the base's encodings) and
+    # the store's own containers (the base's, then the changed ones copied).
+    owned = dict(state)
+    nested = list(map(not_, scalar))
+    owned.update(zip(compress(keys, nested), compress(olds, nested), strict=True))
+    if patch:
+        owned = apply(owned, patch)
     raw = None
     if replaced:
         owned.update(replaced)

@@ -292,3 +292,24 @@ def test_a_small_member_replaced_whole_is_one_replace_op() -> None:
         {"op": "replace", "path": "/plan", "value": ["d", "e"]},
         {"op": "replace", "path": "/log/399", "value": "last"},
     ]
+
+
+def test_the_new_head_keeps_the_callers_scalars_and_its_own_containers() -> None:
+    """Scalars are immutable, so sharing them is exact (and lets the next commit skip
+    their strict check); containers stay the store's, whatever the caller does next."""
+    old = {"s": "text " * 50, "n": 1.0, "l": [1, 2], "d": {"k": "v"}}
+    first = commit(EMPTY_HEAD, old)
+    new = {**old, "s": "other " * 50, "l": [1, 2], "d": {"k": "w"}}
+    plan = commit(first.head, new)
+    check(plan, old, new)
+    head = plan.head.state
+    assert head["s"] is new["s"]
+    assert head["n"] is new["n"]
+    assert head["l"] is not new["l"]
+    assert head["d"] is not new["d"]
+    new["l"].append(3)
+    new["d"]["k"] = "x"
+    assert head == {**old, "s": "other " * 50, "d": {"k": "w"}}
+    # The next state shares the head's scalars: 1.0 stays 1.0, never taken for 1.
+    after = {**new, "l": [1, 2], "d": {"k": "w"}, "n": 1}
+    check(commit(plan.head, after), head, after)
