@@ -45,7 +45,12 @@ from agentckpt.bench.text import TextSource
 PHASES: dict[str, list[tuple[str, str]]] = {
     "diff (whole state)": [("_core/delta.py", "diff")],
     "member delta (compare, encode, diff changed members)": [("_core/plan.py", "_member_delta")],
-    "validate": [("_core/plan.py", "validate_patch"), ("_core/codec.py", "validate")],
+    "members replaced whole (checked, op written)": [("_core/plan.py", "_replace_op")],
+    "validate": [
+        ("_core/plan.py", "validate_patch"),
+        ("_core/codec.py", "validate"),
+        ("_core/codec.py", "valid_container"),
+    ],
     "encode (whole state)": [("_core/codec.py", "encode_trusted")],
     "checksum": [
         ("_core/plan.py", "checksum"),
@@ -61,7 +66,13 @@ PHASES: dict[str, list[tuple[str, str]]] = {
         ("_backends/postgres.py", "commit_batch"),
     ],
     "Store.commit": [("store/store.py", "commit")],
+    "group commit (queue, hand-off, statement)": [("_compat/group_commit.py", "commit")],
+    "telemetry probe (enter, exit)": [
+        ("telemetry/probes.py", "__enter__"),
+        ("telemetry/probes.py", "__exit__"),
+    ],
     "copy of the state for the step (_fresh)": [("runs/loop.py", "_fresh")],
+    "changed members (loop, vs the last state)": [("runs/offload.py", "changed_values")],
     "offload scan (prepare)": [("runs/artifacts.py", "prepare")],
     "blob refs scan (ref_uris)": [("runs/offload.py", "ref_uris")],
     "effects prune": [("runs/effects.py", "prune")],

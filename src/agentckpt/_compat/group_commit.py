@@ -251,6 +251,17 @@ class GroupCommit(_Queue[_Slot]):
 
     def commit(self, write: StepWrite) -> CommitOutcome:
         """Queue ``write`` and return its outcome once its batch is durable."""
+        with self._lock:
+            alone = not self._queue and self._active < self._concurrency
+            if alone:
+                self._active += 1
+        if alone:
+            # Nothing queued and a sender free: send it from this thread, alone, without
+            # a mailbox; a batch of one raises its own error, as _settle would pass it on.
+            try:
+                return self._send([write])[0]
+            finally:
+                self._hand_on()
         slot = _Slot()
         with self._lock:
             self._queue.append(_Waiter(write, slot, write_bytes(write)))
@@ -285,13 +296,18 @@ class GroupCommit(_Queue[_Slot]):
                     break  # another sender has it in flight
                 self._settle(batch)
         finally:
-            with self._lock:
-                heir = next((w.reply for w in self._queue if not w.reply.lead), None)
-                if heir is None:
-                    self._active -= 1
-                else:
-                    heir.lead = True
-                    heir.event.set()
+            self._hand_on()
+
+    def _hand_on(self) -> None:
+        """Free this thread's sender slot, or hand it to the oldest queued thread
+        without one."""
+        with self._lock:
+            heir = next((w.reply for w in self._queue if not w.reply.lead), None)
+            if heir is None:
+                self._active -= 1
+            else:
+                heir.lead = True
+                heir.event.set()
 
     def _settle(self, batch: list[_Waiter[_Slot]]) -> None:
         try:

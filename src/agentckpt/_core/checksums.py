@@ -55,6 +55,7 @@ class Members:
     parts: list[bytes]
     prefixes: list[Hasher | None]
     checksum: bytes
+    length: int  # of encoding(), kept up to date by replaced() instead of summed again
 
     @classmethod
     def of(cls, state: dict[str, Any]) -> Members:
@@ -86,7 +87,9 @@ class Members:
     ) -> Members:
         parts = list(map(add, key_colons, [digest for digest, _ in digests]))
         prefixes = [prefix for _, prefix in digests]
-        return cls(keys, key_colons, values, parts, prefixes, _combine(parts))
+        count = len(values)
+        length = sum(map(len, key_colons)) + sum(map(len, values)) + max(count - 1, 0) + 2
+        return cls(keys, key_colons, values, parts, prefixes, _combine(parts), length)
 
     def replaced(self, changes: dict[int, tuple[bytes, Hasher | None]]) -> Members:
         """These members with the values at some indices replaced: ``index -> (encoding,
@@ -94,7 +97,9 @@ class Members:
         values = self.values.copy()
         parts = self.parts.copy()
         prefixes = self.prefixes.copy()
+        length = self.length
         for index, (value, prefix) in changes.items():
+            length += len(value) - len(self.values[index])
             if prefix is not None:
                 # Items appended to an array: hash only what follows the old prefix.
                 fed = prefix.copy()
@@ -107,7 +112,7 @@ class Members:
             values[index] = value
             parts[index] = self.key_colons[index] + digest
             prefixes[index] = prefix
-        return Members(self.keys, self.key_colons, values, parts, prefixes, _combine(parts))
+        return Members(self.keys, self.key_colons, values, parts, prefixes, _combine(parts), length)
 
     def encoding(self) -> bytes:
         """The whole state's encoding: its members' as the codec writes each, joined.
@@ -126,8 +131,7 @@ class Members:
 
     def size(self) -> int:
         """The length of :meth:`encoding`, without building it."""
-        count = len(self.values)
-        return sum(map(len, self.key_colons)) + sum(map(len, self.values)) + max(count - 1, 0) + 2
+        return self.length
 
 
 def _combine(parts: list[bytes]) -> bytes:

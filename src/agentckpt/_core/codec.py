@@ -31,6 +31,7 @@ __all__ = [
     "encode",
     "encode_trusted",
     "same",
+    "valid_container",
     "validate",
 ]
 
@@ -211,6 +212,19 @@ def validate(value: object, *, limits: Limits = DEFAULT_LIMITS, path: str = "") 
             raise InvalidValueError(path, reason)
         return
     _walk(value, limits.max_depth, path)
+
+
+def valid_container(value: dict[str, Any] | list[Any], max_depth: int) -> bool:
+    """Whether the dict or list ``value`` passes :func:`validate` with containers nested
+    at most ``max_depth`` deep (it counting as the first); no error, no path: for a
+    caller that sends what fails through :func:`validate` to name it."""
+    if max_depth < 1:
+        return False
+    try:
+        _walk(value, max_depth, "")
+    except InvalidValueError:
+        return False
+    return True
 
 
 def _children(container: Any) -> Iterator[tuple[Any, Any]]:

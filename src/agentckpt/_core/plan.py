@@ -9,14 +9,22 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import compress
-from operator import ne, not_
+from operator import and_, gt, is_, ne, not_
 from typing import Any
 from uuid import UUID
 
 import orjson
 
 from agentckpt._core.checksums import Hasher, Members, checksum_v1, matches
-from agentckpt._core.codec import DEFAULT_LIMITS, Limits, decode, encode, encode_trusted, validate
+from agentckpt._core.codec import (
+    DEFAULT_LIMITS,
+    Limits,
+    decode,
+    encode,
+    encode_trusted,
+    valid_container,
+    validate,
+)
 from agentckpt._core.compression import pack, unpack
 from agentckpt._core.delta import Patch, append_ops, apply, diff, diff_into, escape_key
 from agentckpt._core.policy import SnapshotPolicy
@@ -142,13 +150,19 @@ def _dumps(value: Any) -> bytes:
 @dataclass(frozen=True, slots=True)
 class _Delta:
     """A delta and the new state's encoding: ``full``, or None when ``members`` builds it
-    (only a snapshot needs those bytes; their size is known without them)."""
+    (only a snapshot needs those bytes; their size is known without them).
+
+    ``patch`` holds the ops still to validate; ``raw``, when set, is the encoding of the
+    whole delta, which then also holds ops built from checked bytes (see
+    :func:`_replace_op`) that ``patch`` does not list.
+    """
 
     patch: Patch
     full: bytes | None
     size: int
     members: Members | None
     owned: Any
+    raw: bytes | None = None
 
     def encoding(self) -> bytes:
         """The new state's whole encoding."""
@@ -159,7 +173,11 @@ class _Delta:
 
 
 def _member_delta(
-    base: Any, base_members: Members | None, state: Any, prefix_hint: tuple[str, int] | None
+    base: Any,
+    base_members: Members | None,
+    state: Any,
+    prefix_hint: tuple[str, int] | None,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> _Delta | None:
     """The delta of an object state whose keys are its base's, in the same order, that
     encodes, diffs and hashes only the members that changed.
@@ -172,6 +190,9 @@ def _member_delta(
     (an encoding alone would take NaN for null); any other change is diffed.
     ``prefix_hint`` ``(key, n)`` is the caller's promise that ``state[key][:n]`` are the
     base's items, unchanged: only the items after them are encoded and compared.
+    A member replaced by a scalar or a small container becomes one ``replace`` op,
+    written from its encoding and checked at once (:func:`_replace_op`); only what is
+    left (appends, large containers) is diffed, validated and applied op by op.
     Returns None when this does not apply; the general path then decides (and names
     errors).
     """
@@ -187,16 +208,26 @@ def _member_delta(
     try:
         differs = list(map(ne, values, olds))
         unchanged = list(map(not_, differs))
+        # An unchanged str, number, bool or None that is the base's very object has the
+        # base's encoding: only the other unchanged members need the strict check. (The
+        # new head keeps the caller's scalars, below, and the run loop's copy of a state
+        # shares them, so in a run only containers are checked again.)
+        scalar = list(map(_SCALARS.__contains__, map(type, values)))
+        shared = list(map(and_, scalar, map(is_, values, olds)))
+        checked = list(map(gt, unchanged, shared))  # unchanged and not shared
         if hinted is not None:
-            differs[hinted] = unchanged[hinted] = False
-        same_bytes = _dumps(list(compress(values, unchanged)))
-    except (TypeError, RecursionError):
+            differs[hinted] = unchanged[hinted] = checked[hinted] = False
+        same_bytes = _dumps(list(compress(values, checked)))
+    except (TypeError, ValueError, RecursionError):
         return None  # big integers, deep nesting, values that are not JSON
     encoded = members.values
-    if same_bytes != b"[" + b",".join(compress(encoded, unchanged)) + b"]":
+    if same_bytes != b"[" + b",".join(compress(encoded, checked)) + b"]":
         return None  # equal by ==, not the same: the general path diffs them strictly
     patch: Patch = []
     changes: dict[int, tuple[bytes, Hasher | None]] = {}
+    # Members replaced whole: their ops' encodings and their values for the new head.
+    replaced_ops: list[bytes] = []
+    replaced: list[tuple[str, Any]] = []
     try:
         if hinted is not None:
             _append_hinted(members, hinted, base, state, patch, changes)
@@ -217,13 +248,64 @@ def _member_delta(
             ):
                 patch.extend(append_ops(after[len(before) :], pointer))
                 changes[index] = (new, prefix)
-            else:
+                continue
+            op = _replace_op(pointer, after, new, limits)
+            if op is None:
                 diff_into(before, after, pointer, patch)
-                changes[index] = (new, None)
+            else:
+                replaced_ops.append(op)
+                replaced.append((keys[index], after if _is_scalar(after) else orjson.loads(new)))
+            changes[index] = (new, None)
     except (TypeError, ValueError, RecursionError):
         return None
     new_members = members.replaced(changes) if changes else members
-    return _Delta(patch, None, new_members.size(), new_members, apply(base, patch))
+    # The new head: the caller's scalars (immutable, and now the base's encodings) and
+    # the store's own containers (the base's, then the changed ones copied).
+    owned = dict(state)
+    nested = list(map(not_, scalar))
+    owned.update(zip(compress(keys, nested), compress(olds, nested), strict=True))
+    if patch:
+        owned = apply(owned, patch)
+    raw = None
+    if replaced:
+        owned.update(replaced)
+        if patch:
+            replaced_ops.append(encode_trusted(patch)[1:-1])
+        raw = b"[" + b",".join(replaced_ops) + b"]"
+    return _Delta(patch, None, new_members.size(), new_members, owned, raw)
+
+
+# What a member replaced whole may be: a scalar (its ``replace`` op is what a diff gives)
+# or a container this small (a diff of it would save little and cost a Python walk).
+_REPLACE_BYTES = 2048
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _is_scalar(value: Any) -> bool:
+    return type(value) in _SCALARS
+
+
+def _replace_op(pointer: str, value: Any, encoded: bytes, limits: Limits) -> bytes | None:
+    """The encoding of the op ``replace pointer by value``, or None when the member is
+    to be diffed (a large container) or checked op by op (it may be invalid).
+
+    ``encoded`` is orjson's strict encoding of ``value``: it already refused lone
+    surrogates, integers beyond 64 bits, subclasses of str, int, dict and list, and
+    keys that are not str. What orjson writes anyway is checked here: NaN and the
+    infinities (written as ``null``), tuples and enums (written as what they hold) and
+    the depth, which for a container is its own walk (the depth left below a member
+    is ``max_depth - 1``). The op names only a member, so it needs no key checks.
+    """
+    if _is_scalar(value):
+        if encoded == b"null" and value is not None:
+            return None  # NaN or an infinity: validate_patch says so, with its path
+    elif (
+        len(encoded) > _REPLACE_BYTES
+        or (type(value) is not dict and type(value) is not list)
+        or not valid_container(value, limits.max_depth - 1)
+    ):
+        return None  # the general check names what is wrong, with its path and limit
+    return b'{"op":"replace","path":' + _dumps(pointer) + b',"value":' + encoded + b"}"
 
 
 def _append_hinted(
@@ -351,7 +433,7 @@ def plan_commit(
     if base_step is not None:
         # Also for a snapshot forced by an open snapshot head: the delta against its
         # parent validates only what changed, and gives the members.
-        fast = _member_delta(base_state, base_members, state, prefix_hint)
+        fast = _member_delta(base_state, base_members, state, prefix_hint, limits)
         if fast is not None:
             validate_patch(fast.patch, state, limits)
     if forced_snapshot and fast is not None:
@@ -364,7 +446,7 @@ def plan_commit(
         _check_size(state_bytes, limits)
         # The delta holds parts of the validated state; the limits apply to states, and
         # a delta op nests its value up to two levels deeper than the state does.
-        delta_raw = encode_trusted(patch)
+        delta_raw = delta.raw if delta.raw is not None else encode_trusted(patch)
         since = None if snap_before is None else step - snap_before
         kind = policy.choose(
             steps_since_snapshot=since,

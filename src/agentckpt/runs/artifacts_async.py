@@ -51,9 +51,12 @@ class AsyncArtifacts:
             return db_uri(digest)
         return self._io.uri_for(self.run_id, digest)
 
-    def prepare(self, state: Any) -> tuple[Any, list[PendingBlob]]:
-        """The state to commit (large values replaced by references) and its new blobs."""
-        return offload(state, self.policy, self.uri_for)
+    def prepare(
+        self, state: Any, changed: list[Any] | None = None
+    ) -> tuple[Any, list[PendingBlob]]:
+        """The state to commit (large values replaced by references) and its new blobs;
+        ``changed``: see :func:`~agentckpt.runs.offload.offload`."""
+        return offload(state, self.policy, self.uri_for, changed=changed)
 
     async def persist(self, pending: Iterable[PendingBlob], known: set[str]) -> list[BlobRow]:
         """Make the pending blobs durable; rows to commit with the step (database store).

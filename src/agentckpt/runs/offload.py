@@ -22,9 +22,11 @@ large: deltas already store only what changed in them), dict keys, numbers, bool
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import repeat
+from operator import ne
 from typing import Any
 
 import orjson
@@ -37,6 +39,8 @@ __all__ = [
     "OffloadPolicy",
     "PendingBlob",
     "blob_type",
+    "changed_values",
+    "may_hold_refs",
     "offload",
     "ref_digests",
     "ref_uris",
@@ -138,8 +142,41 @@ def _all_members_plain(state: Any, threshold: int) -> bool:
     return longest <= threshold + 2
 
 
+def changed_values(state: Any, previous: Any) -> list[Any] | None:
+    """The values of the members of the object ``state`` that differ (by ``==``, at C
+    speed) from those of ``previous``; None unless both are objects with the same keys
+    in the same order (or when a value cannot be compared)."""
+    if type(state) is not dict or type(previous) is not dict or len(state) != len(previous):
+        return None
+    try:
+        if list(state) != list(previous):
+            return None
+        differs = list(map(ne, state.values(), previous.values()))
+        return list(itertools.compress(state.values(), differs))
+    except Exception:  # a value whose == raises or is not a bool (an array type, ...)
+        return None
+
+
+def _values_plain(values: list[Any], threshold: int) -> bool:
+    """True when none of ``values`` holds anything to move (see :func:`_nothing_moves`)."""
+    return all(_nothing_moves(value, threshold) for value in values)
+
+
+def may_hold_refs(values: list[Any]) -> bool:
+    """False when none of ``values`` certainly holds a blob reference (C speed)."""
+    for value in values:
+        encoded = _encoded(value)
+        if encoded is None or _REF_KEY in encoded:
+            return True
+    return False
+
+
 def offload(
-    state: Any, policy: OffloadPolicy, uri_for: Callable[[str], str]
+    state: Any,
+    policy: OffloadPolicy,
+    uri_for: Callable[[str], str],
+    *,
+    changed: list[Any] | None = None,
 ) -> tuple[Any, list[PendingBlob]]:
     """Return ``(state to commit, blobs to store first)``.
 
@@ -149,10 +186,15 @@ def offload(
 
     The members of an object state that certainly hold nothing to move (encoded, they
     are shorter than the threshold) are not walked: a step costs a Python walk only of
-    the members that hold long strings or binary values.
+    the members that hold long strings or binary values. ``changed`` (from
+    :func:`changed_values`) lists the only members that may hold any, the others being
+    equal to the members of a state this function already returned: only those are
+    looked at, so a step costs what it changed.
     """
     threshold = policy.threshold
-    if _all_members_plain(state, threshold):
+    if changed is not None and _values_plain(changed, threshold):
+        return state, []
+    if changed is None and _all_members_plain(state, threshold):
         return state, []
     pending: dict[str, PendingBlob] = {}
 

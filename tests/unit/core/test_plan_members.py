@@ -8,17 +8,20 @@ bytes are the codec's encoding, and what cannot be stored is refused with its pa
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import math
 import uuid
 from typing import Any
+from unittest import mock
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from agentckpt._core import plan as plan_module
 from agentckpt._core.checksums import Members, checksum_v1, matches
-from agentckpt._core.codec import decode, encode_fast, encode_trusted, same
+from agentckpt._core.codec import Limits, decode, encode_fast, encode_trusted, same
 from agentckpt._core.compression import unpack
 from agentckpt._core.delta import apply
 from agentckpt._core.plan import EMPTY_HEAD, Head, Plan, plan_commit, rebuild
@@ -209,3 +212,104 @@ def test_a_rebuilt_head_is_verified_and_keeps_its_members() -> None:
     rows[-1]["checksum"] = first.checksum
     with pytest.raises(CorruptDataError, match="step 1: rebuilt state does not match"):
         rebuild(RUN, rows)
+
+
+def slow_plan(head: Head, state: Any) -> Plan:
+    """The same commit planned without cached members or their fast paths: the general
+    diff, validated op by op."""
+    with mock.patch.object(plan_module, "_member_delta", return_value=None):
+        return commit(head, state)
+
+
+@PROPERTY
+@given(objects.filter(bool), st.data())
+def test_members_replaced_whole_store_what_the_general_path_stores(
+    old: dict[str, Any], data: st.DataObject
+) -> None:
+    """The fast path's ``replace`` ops, written from encodings: the same state, checksum
+    and head as the general diff of the same commit."""
+    keys = list(old)
+    picked = data.draw(st.lists(st.sampled_from(keys), min_size=1, unique=True))
+    new = {**old, **{key: data.draw(values) for key in picked}}
+    first = commit(EMPTY_HEAD, old)
+    fast = commit(first.head, new)
+    check(fast, old, new)
+    slow = slow_plan(first.head, new)
+    assert fast.checksum == slow.checksum
+    assert same(fast.head.state, slow.head.state)
+    assert fast.state_bytes == slow.state_bytes
+
+
+class Level(enum.IntEnum):
+    HIGH = 1
+
+
+class Tag(enum.StrEnum):
+    RED = "red"
+
+
+@pytest.mark.parametrize(
+    ("bad", "path"),
+    [
+        (Level.HIGH, "/a"),
+        (Tag.RED, "/a"),
+        ([1, Level.HIGH], "/a/1"),
+        ({"t": Tag.RED}, "/a/t"),
+        ({"x": (1, 2)}, "/a/x"),
+        ([0.5, math.nan], "/a/1"),
+        ({"x": [math.inf]}, "/a/x/0"),
+    ],
+)
+def test_a_replaced_member_is_validated_like_any_new_value(bad: Any, path: str) -> None:
+    """orjson writes enums as their values and tuples as arrays: a member replaced whole
+    is still refused for them, with the path of the bad value."""
+    old = {"a": 0, "b": "kept"}
+    first = commit(EMPTY_HEAD, old)
+    with pytest.raises(InvalidValueError) as error:
+        commit(first.head, {**old, "a": bad})
+    assert error.value.path == path
+
+
+def test_a_replaced_member_deeper_than_the_limit_is_refused() -> None:
+    limits = Limits(max_depth=4)
+    old = {"a": 0, "b": "kept"}
+    first = commit(EMPTY_HEAD, old, limits=limits)
+    commit(first.head, {**old, "a": [[[1]]]}, limits=limits)  # 4 levels with the state
+    with pytest.raises(InvalidValueError) as error:
+        commit(first.head, {**old, "a": [[[[1]]]]}, limits=limits)
+    assert "Limits.max_depth" in error.value.reason
+
+
+def test_a_small_member_replaced_whole_is_one_replace_op() -> None:
+    """A small container replaced is one op written from its encoding, not a diff; a
+    large one is still diffed (its delta stays small)."""
+    big = [f"line {i}" for i in range(400)]
+    old = {"n": 1, "plan": ["a", "b", "c"], "log": big}
+    first = commit(EMPTY_HEAD, old)
+    plan = commit(first.head, {**old, "plan": ["d", "e"], "log": [*big[:-1], "last"]})
+    assert plan.kind == "delta"
+    assert document(plan) == [
+        {"op": "replace", "path": "/plan", "value": ["d", "e"]},
+        {"op": "replace", "path": "/log/399", "value": "last"},
+    ]
+
+
+def test_the_new_head_keeps_the_callers_scalars_and_its_own_containers() -> None:
+    """Scalars are immutable, so sharing them is exact (and lets the next commit skip
+    their strict check); containers stay the store's, whatever the caller does next."""
+    old = {"s": "text " * 50, "n": 1.0, "l": [1, 2], "d": {"k": "v"}}
+    first = commit(EMPTY_HEAD, old)
+    new = {**old, "s": "other " * 50, "l": [1, 2], "d": {"k": "w"}}
+    plan = commit(first.head, new)
+    check(plan, old, new)
+    head = plan.head.state
+    assert head["s"] is new["s"]
+    assert head["n"] is new["n"]
+    assert head["l"] is not new["l"]
+    assert head["d"] is not new["d"]
+    new["l"].append(3)
+    new["d"]["k"] = "x"
+    assert head == {**old, "s": "other " * 50, "d": {"k": "w"}}
+    # The next state shares the head's scalars: 1.0 stays 1.0, never taken for 1.
+    after = {**new, "l": [1, 2], "d": {"k": "w"}, "n": 1}
+    check(commit(plan.head, after), head, after)

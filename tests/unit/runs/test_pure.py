@@ -15,14 +15,18 @@ from hypothesis import strategies as st
 from agentckpt import ConfigurationError, InvalidValueError
 from agentckpt._compat.background import Drain, Ticker
 from agentckpt._core.blobs import decompress, is_ref
-from agentckpt._core.codec import encode
+from agentckpt._core.codec import encode, same
 from agentckpt._core.compression import pack
 from agentckpt._core.delta import diff
 from agentckpt.runs import Artifact, OffloadPolicy, RetryPolicy
 from agentckpt.runs.blob_refs import step_refs
 from agentckpt.runs.lease_terms import renew_interval, validate_ttl
-from agentckpt.runs.offload import blob_type, offload, ref_uris
+from agentckpt.runs.loop import _fresh
+from agentckpt.runs.offload import blob_type, changed_values, may_hold_refs, offload, ref_uris
+from tests.unit.core import strategies
+from tests.unit.core.test_delta import LOOKALIKES, SPECIAL_TEXT
 
+exact_values = strategies.json_values(SPECIAL_TEXT, LOOKALIKES, text_size=8)
 RUN = uuid.UUID("00000000-0000-4000-8000-000000000001")
 
 
@@ -277,3 +281,64 @@ def test_modules_import_in_any_order(first: str) -> None:
     code = f"import {first}\nfrom agentckpt.runs import AgentRun, AsyncAgentRun, gc_blobs"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_changed_values_are_the_members_that_differ() -> None:
+    previous = {"a": 1, "b": [1, 2], "c": "x"}
+    assert changed_values({"a": 1, "b": [1, 2], "c": "y"}, previous) == ["y"]
+    assert changed_values(dict(previous), previous) == []
+    # Other keys, another order, not an object: not comparable member by member.
+    assert changed_values({"a": 1, "b": [1, 2]}, previous) is None
+    assert changed_values({"c": "x", "a": 1, "b": [1, 2]}, previous) is None
+    assert changed_values([1], previous) is None
+    assert changed_values(previous, None) is None
+
+
+def test_changed_values_refuses_values_whose_eq_is_not_a_bool() -> None:
+    class Vector:
+        def __ne__(self, other: object) -> Any:
+            return self  # like an array type: a value without a truth
+
+        def __bool__(self) -> bool:
+            raise ValueError("ambiguous")
+
+    assert changed_values({"a": Vector()}, {"a": 1}) is None
+
+
+def test_offload_of_the_changed_members_moves_what_they_hold() -> None:
+    """Only the changed members are looked at; what they hold moves as in a full scan."""
+    policy = OffloadPolicy(threshold=8)
+    committed, _ = offload({"log": "short", "doc": "d" * 4}, policy, uri_for)
+    state = {**committed, "doc": "x" * 40}
+    changed = changed_values(state, committed)
+    assert changed == ["x" * 40]
+    stored, pending = offload(state, policy, uri_for, changed=changed)
+    assert is_ref(stored["doc"])
+    assert stored["log"] == "short"
+    assert [blob.size for blob in pending] == [40]
+    assert offload(committed, policy, uri_for, changed=[]) == (committed, [])
+    with_bytes = {**committed, "doc": b"\x00"}
+    moved, pending = offload(with_bytes, policy, uri_for, changed=[b"\x00"])
+    assert is_ref(moved["doc"])
+    assert len(pending) == 1
+
+
+def test_may_hold_refs_finds_references_in_values() -> None:
+    ref, _ = offload({"doc": "x" * 40}, OffloadPolicy(threshold=8), uri_for)
+    assert may_hold_refs([1, ref["doc"]])
+    assert may_hold_refs([b"not json"])  # not encodable: cannot say
+    assert not may_hold_refs(["$blob", {"blob": 1}, []])
+
+
+@given(st.dictionaries(st.text(max_size=4), exact_values, max_size=6))
+def test_a_steps_copy_of_the_state_is_exact_and_private(state: dict[str, Any]) -> None:
+    copy = _fresh(state)
+    assert same(copy, state)
+    before = encode(state)
+    for value in copy.values():
+        if type(value) is list:
+            value.append(1)
+        elif type(value) is dict:
+            value["new"] = 1
+    copy["added"] = 1
+    assert encode(state) == before
