@@ -126,7 +126,8 @@ class Conversations(ConversationReader):
         It reads the hot state only, in one query: archived turns stay unread (the
         handle's ``recovery`` holds the hot messages, ``recovery.unread_history`` counts
         the others; ``all_messages()`` or :meth:`history` read them when wanted), so
-        opening costs the same at turn 1,000 as at turn 30.
+        opening costs what the hot state holds (about ``archive_threshold`` at most),
+        however long the conversation.
 
         A pending turn stays open: continue it (its finished tool calls kept) or call
         ``discard_partial()`` to replay it. Dangling calls are closed (or re-run) and
