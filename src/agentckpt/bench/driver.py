@@ -44,6 +44,9 @@ class ConversationFigures:
     resume_latency: Summary
     # The server backends' CPU during the writes (PostgreSQL on this machine), or None.
     server_cpu_seconds: float | None = None
+    # A resume that also reads every archived message (``resume_all``), for a subject
+    # whose resume leaves them unread; None for the others.
+    full_read_latency: Summary | None = None
 
     @property
     def writes_per_second(self) -> float:
@@ -129,13 +132,16 @@ async def drive_conversations(
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     server_cpu = await server.stop() if server is not None else None
 
-    reads, resumes = Latencies(), Latencies()
+    reads, resumes, full_reads = Latencies(), Latencies(), Latencies()
+    resume_all = getattr(subject, "resume_all", None)
     for spec in specs[: min(len(specs), 10)]:  # warm up connections and statement caches
         await subject.resume(spec)
     for _ in range(rounds):
         for spec in specs:
             await timed(reads, lambda: subject.read_latest(spec))  # noqa: B023
             _check(spec, await timed(resumes, lambda: subject.resume(spec)))  # noqa: B023
+            if resume_all is not None:
+                _check(spec, await timed(full_reads, lambda: resume_all(spec)))  # noqa: B023
     return ConversationFigures(
         writes=len(writes.samples),
         turns=sum(len(spec.turns) for spec in specs),
@@ -145,6 +151,7 @@ async def drive_conversations(
         read_latency=reads.summary(),
         resume_latency=resumes.summary(),
         server_cpu_seconds=server_cpu,
+        full_read_latency=full_reads.summary() if resume_all is not None else None,
     )
 
 

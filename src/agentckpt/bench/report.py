@@ -14,7 +14,7 @@ from typing import Any
 
 from agentckpt.bench.curves.render import render_curves
 from agentckpt.bench.driver import ConversationFigures, LongRunFigures
-from agentckpt.bench.measure import Summary
+from agentckpt.bench.measure import Summary, summarize
 from agentckpt.bench.results import AGENTCKPT, BackendResults, ConversationCase, LongRunCase
 from agentckpt.bench.targets import Verdict, evaluate
 
@@ -42,6 +42,11 @@ def _per(seconds: float | None, count: int) -> float:
     return math.nan if seconds is None else 1000 * seconds / max(count, 1)
 
 
+def _full_read(figures: ConversationFigures) -> Summary:
+    """The resume that reads every archived message too; "-" where not measured."""
+    return figures.full_read_latency or summarize([])
+
+
 def _latency_rows(prefix: str, pick: Callable[[Any], Summary], keys: str) -> list[_Row]:
     return [_Row(f"{prefix} {k.upper()} (ms)", _percentile(pick, k), "ms") for k in keys.split()]
 
@@ -66,6 +71,7 @@ def _conversation_rows(agents: int) -> list[_Row]:
         ),
         *_latency_rows("latest read", lambda c: fig(c).read_latency, "p50 p99"),
         *_latency_rows("resume", lambda c: fig(c).resume_latency, "p50 p99"),
+        *_latency_rows("resume, all history read", lambda c: _full_read(fig(c)), "p50 p99"),
         _Row("rows stored", lambda c: c.storage.rows, "rows"),
         _Row("rows per conversation", lambda c: c.storage.rows / max(agents, 1), "rows"),
         _Row("bytes stored", lambda c: c.storage.bytes, "bytes"),
@@ -223,6 +229,7 @@ def _conversation_json(case: ConversationCase, agents: int) -> dict[str, Any]:
         "write_latency": f.write_latency.to_json(),
         "read_latency": f.read_latency.to_json(),
         "resume_latency": f.resume_latency.to_json(),
+        "full_read_latency": f.full_read_latency.to_json() if f.full_read_latency else None,
         "storage": case.storage.to_json()
         | {
             "rows_per_conversation": case.storage.rows / max(agents, 1),

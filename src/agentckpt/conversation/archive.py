@@ -1,12 +1,13 @@
 """Archiving old turns to the history table, and stitching them back; no I/O here.
 
-A long conversation's state would grow without bound, and every turn's commit encodes
-the whole state. Once a committed state passes ``archive_threshold`` bytes, the next
-turn moves its oldest completed turns into one ``history`` row (a *segment*: a JSON list
-of messages, zstd-compressed when that pays), in the same transaction as the step that
-drops them from the state. The state's ``archive`` object counts the archived messages
-and segments, so a reader knows exactly which history rows precede the hot messages:
-segments ``0 .. segments-1``, holding ``messages`` messages in order.
+A long conversation's state would grow without bound, and a commit's snapshot and a
+resume cost what the state holds. Once a committed state passes ``archive_threshold``
+bytes, the next turn moves its oldest completed turns into one ``history`` row (a
+*segment*: a JSON list of messages, zstd-compressed when that pays, written once and
+never rewritten), in the same transaction as the step that drops them from the state.
+The state's ``archive`` object counts the archived messages and segments, so a reader
+knows exactly which history rows precede the hot messages: segments
+``0 .. segments-1``, holding ``messages`` messages in order.
 """
 
 from __future__ import annotations

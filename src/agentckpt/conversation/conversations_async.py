@@ -122,6 +122,12 @@ class AsyncConversations(AsyncConversationReader):
     ) -> AsyncConversation:
         """Recover a conversation (see :meth:`recover`) and return it ready to continue.
 
+        It reads the hot state only, in one query: archived turns stay unread (the
+        handle's ``recovery`` holds the hot messages, ``recovery.unread_history`` counts
+        the others; ``all_messages()`` or :meth:`history` read them when wanted), so
+        opening costs what the hot state holds (about ``archive_threshold`` at most),
+        however long the conversation.
+
         A pending turn stays open: continue it (its finished tool calls kept) or call
         ``discard_partial()`` to replay it. Dangling calls are closed (or re-run) and
         the repair, a format upgrade and accepted drift (the runtime's config and tools
@@ -134,8 +140,10 @@ class AsyncConversations(AsyncConversationReader):
             tools=tools,
             accept_drift=accept_drift,
             rerun=rerun,
+            include_history=False,
         )
-        archived = recovery.state.archived_messages
+        # Only the hot messages were read: none of the archived ones are in the lists.
+        archived = recovery.state.archived_messages - recovery.unread_history
         # The handle continues from the recovered message objects themselves: the state
         # read from the store is already this process's own copy, so nothing copies it
         # again (only the small config and metadata records are the handle's own).

@@ -21,7 +21,10 @@ class ConversationOptions:
     - ``archive_threshold``: once a committed state is larger than this many bytes, the
       next turn moves the oldest completed turns to the history table, keeping the
       newest turns that fit in ``archive_target`` bytes (default: half the threshold)
-      and at least ``archive_keep_turns`` turns.
+      and at least ``archive_keep_turns`` turns. The default, 128 KiB, bounds what a
+      commit, a snapshot and ``open()`` handle however long the conversation grows,
+      and is above what a typical 30-turn conversation holds (tool results over
+      ``blob_threshold`` are blobs, not state), which therefore never archives.
 
     Example::
 
@@ -30,7 +33,7 @@ class ConversationOptions:
 
     flush_interval: float = DEFAULT_FLUSH_INTERVAL
     blob_threshold: int = 4 * 1024
-    archive_threshold: int = 1024 * 1024
+    archive_threshold: int = 128 * 1024
     archive_target: int | None = None
     archive_keep_turns: int = 2
 

@@ -81,6 +81,7 @@ class ConversationReader:
         tools: Iterable[Any],
         accept_drift: bool = False,
         rerun: Rerun | None = None,
+        include_history: bool = True,
     ) -> Recovery:
         """Read a conversation back exactly and check it against the runtime.
 
@@ -90,6 +91,14 @@ class ConversationReader:
         without a result is closed with an error result (``interrupted_result``) or,
         given ``rerun``, re-run through it (it gets the call, returns the result); the
         repaired messages are ``model_messages`` (``messages`` stays exactly as stored).
+
+        ``messages`` holds every message, the archived ones first, read from the
+        ``history`` rows. ``include_history=False`` reads only the hot state (one query,
+        however long the conversation): ``messages`` then starts after the
+        ``unread_history`` archived messages, which :meth:`history` reads on demand. A
+        pending turn and a tool call without a result are never archived (a turn is
+        archived only once sealed, and sealing refuses a call without a result), so
+        both are found either way.
         """
         recovery, _ = self._recover(
             as_run_id(conversation_id),
@@ -97,6 +106,7 @@ class ConversationReader:
             tools=tools,
             accept_drift=accept_drift,
             rerun=rerun,
+            include_history=include_history,
         )
         return recovery
 
@@ -108,6 +118,7 @@ class ConversationReader:
         tools: Iterable[Any],
         accept_drift: bool,
         rerun: Rerun | None,
+        include_history: bool,
     ) -> tuple[Recovery, list[Any]]:
         """:meth:`recover`, and the hot messages as stored (the JSON the model was read
         from), which a writer reuses as its encoding of the completed turns."""
@@ -116,7 +127,7 @@ class ConversationReader:
         differences = config_drift(loaded.state, agent_config, tools)
         if differences and not accept_drift:
             raise ConfigDriftError(rid, differences)
-        messages = self.history(rid, loaded.state)
+        messages = self.history(rid, loaded.state) if include_history else []
         archived = len(messages)
         messages.extend(loaded.state.conversation)
         self._attach(rid, loaded.state.conversation)
@@ -142,6 +153,7 @@ class ConversationReader:
             differences=differences,
             upgraded_from=loaded.upgraded_from,
             lease_epoch=loaded.run.lease_epoch,
+            unread_history=loaded.state.archived_messages - archived,
         )
         stored: list[Any] = loaded.document.get("conversation", [])
         return recovery, stored

@@ -118,8 +118,9 @@ def config_drift(
 @dataclass(frozen=True, slots=True)
 class DanglingCall:
     """A tool call with no result, found at ``messages[message_index].tool_calls[call_index]``
-    (indexes into all messages, archived ones first). ``pending`` is True when it belongs
-    to the turn that was cut off."""
+    (indexes into :attr:`Recovery.messages`: all messages, archived ones first, unless the
+    history was left unread). ``pending`` is True when it belongs to the turn that was cut
+    off."""
 
     message_index: int
     call_index: int
@@ -170,7 +171,7 @@ def close_dangling(
 class PendingTurn:
     """A turn cut off mid-way: its user message is durable, its reply is not complete.
 
-    ``turn`` is its step number, ``start`` the index (in all messages) of
+    ``turn`` is its step number, ``start`` the index (in :attr:`Recovery.messages`) of
     ``user_message``, ``partial`` the reply messages flushed before the crash (streamed
     text, finished tool calls). Replay it (drop ``partial`` and ask the model again, as
     seed 000 does) or continue it (keep the finished tool calls).
@@ -197,7 +198,9 @@ class Recovery:
     """A conversation read back after a crash, checked against the runtime.
 
     - ``messages``: every message exactly as stored (archived ones first), including a
-      pending turn's user message and its flushed partial reply;
+      pending turn's user message and its flushed partial reply; read with
+      ``include_history=False`` (as :meth:`~agentckpt.conversation.Conversations.open`
+      does), only the hot ones, after ``unread_history`` archived messages left unread;
     - ``model_messages``: what to hand a model: the same, with every dangling tool call
       closed (or re-run, see ``dangling``); nothing without a result;
     - ``state``: the hot state as stored, upgraded to the current format version
@@ -205,7 +208,9 @@ class Recovery:
     - ``differences``: the drift that was accepted (empty unless ``accept_drift=True``);
     - ``upgraded_from``: the stored state's format version when it was older, else None;
     - ``lease_epoch``: the conversation's lease epoch when read: a handle opened from it
-      writes only while the epoch is still that one (a recovery worker's claim bumps it).
+      writes only while the epoch is still that one (a recovery worker's claim bumps it);
+    - ``unread_history``: how many archived messages come before ``messages`` and were
+      not read (0 unless ``include_history=False``); ``history()`` reads them.
     """
 
     conversation_id: UUID
@@ -221,6 +226,7 @@ class Recovery:
     differences: list[Difference] = field(default_factory=list)
     upgraded_from: int | None = None
     lease_epoch: int = 0
+    unread_history: int = 0
 
     @property
     def agent_config(self) -> AgentConfig:

@@ -18,7 +18,7 @@ a tool call started) is checked when it is added, so it cannot poison a later wr
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from types import EllipsisType
 from typing import TYPE_CHECKING, Any
@@ -26,6 +26,7 @@ from uuid import UUID
 
 from agentckpt._core.blobs import is_ref
 from agentckpt._core.codec import Limits, encode, encode_trusted
+from agentckpt._core.policy import SnapshotPolicy
 from agentckpt._core.writes import BlobRow, HistoryRow
 from agentckpt.conversation import queries
 from agentckpt.conversation.archive import choose_cut, segment_row
@@ -46,6 +47,8 @@ if TYPE_CHECKING:
 # the store refuses, another writer): the call is undone. Other failures (UnavailableError,
 # OutcomeUnknownError, ...) keep the change in memory, for flush() to retry.
 _REFUSED = (InvalidValueError, ConflictError)
+# An interval no conversation reaches: the step count alone never makes a snapshot.
+_NEVER = 2**62
 
 
 @dataclass(slots=True)
@@ -634,6 +637,14 @@ class Conversation:
                 self._restore(mark)
             raise
 
+    def _open_policy(self) -> SnapshotPolicy:
+        """The snapshot policy of a write that leaves the turn open: the store's, except
+        that the step count never makes it a snapshot. The seal rewrites this version
+        anyway; when the turn's step is due a snapshot, the seal writes it (the store
+        keeps an open snapshot a snapshot), so the version that dies is a small delta,
+        not a second copy of the whole state."""
+        return replace(self.store.policy, interval=_NEVER)
+
     def _write(self, *, seal: bool) -> StepInfo:
         self.conversations._check_writer(self.conversation_id, self._generation)
         if self._lost is not None:
@@ -669,6 +680,7 @@ class Conversation:
                 epoch=self._epoch,
                 blobs=self._blobs,
                 history=self._history,
+                policy=None if seal else self._open_policy(),
                 metadata=metadata,
                 # The sealed turns are this handle's JSON of them, never changed once
                 # written: the base of this commit (the last sealed step) holds them.

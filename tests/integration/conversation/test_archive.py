@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from agentckpt import SnapshotPolicy
 from agentckpt.conversation import ConversationOptions, ToolCall, state_migrations
+from agentckpt.errors import CorruptDataError
 from tests.support.conversation import CONFIG, TOOLS, dumps, run_sql
 
 SMALL = ConversationOptions(archive_threshold=2000, archive_keep_turns=2)
@@ -112,3 +115,66 @@ def test_no_archive_below_the_threshold(make_conversations: Any) -> None:
     recovered = make_conversations().recover(conv.conversation_id, agent_config=CONFIG, tools=TOOLS)
     assert recovered.state.archive is None
     assert "archive" not in recovered.state.to_json()
+
+
+def test_open_reads_the_hot_state_only_and_history_on_demand(make_conversations: Any) -> None:
+    conv = chat(make_conversations(options=SMALL), 30)
+    cid = conv.conversation_id
+    # Without its history rows, a conversation still opens and continues: open() never
+    # reads them (a resume costs the hot state, however long the conversation).
+    saved = run_sql(
+        make_conversations.url, "SELECT count(*) FROM history WHERE run_id = ?", str(cid)
+    )
+    assert saved[0][0] >= 3
+    opened = make_conversations(options=SMALL).open(cid, agent_config=CONFIG, tools=TOOLS)
+    archive = opened.state.archive
+    assert archive is not None
+    assert opened.recovery.unread_history == archive.messages
+    assert opened.recovery.messages == opened.messages  # the hot ones, as stored
+    assert archive.messages + len(opened.messages) == 60
+    assert dumps(opened.all_messages()) == json.dumps(written(conv, 30))  # read on demand
+    opened.add_user_message("question 30 " + "q" * 150, timestamp="T30")
+    call = ToolCall("get_weather", {"turn": 30}, result={"t": 30}, duration_ms=30)
+    opened.add_assistant_message("answer 30 " + "a" * 150, tool_calls=[call], timestamp="A")
+    assert dumps(make_conversations().all_messages(cid)) == json.dumps(written(conv, 31))
+
+
+def test_open_does_not_touch_history_rows(make_conversations: Any) -> None:
+    conv = chat(make_conversations(options=SMALL), 20)
+    cid = conv.conversation_id
+    run_sql(make_conversations.url, "DELETE FROM history WHERE run_id = ?", str(cid))
+    conversations = make_conversations(options=SMALL)
+    opened = conversations.open(cid, agent_config=CONFIG, tools=TOOLS)
+    assert opened.messages[-1].content == "answer 19 " + "a" * 150
+    hot = conversations.recover(cid, agent_config=CONFIG, tools=TOOLS, include_history=False)
+    assert hot.unread_history == hot.state.archived_messages > 0
+    with pytest.raises(CorruptDataError):  # the full read notices what is missing
+        conversations.recover(cid, agent_config=CONFIG, tools=TOOLS)
+
+
+def test_recover_without_history_finds_the_pending_turn_and_dangling_calls(
+    make_conversations: Any,
+) -> None:
+    conv = chat(make_conversations(options=SMALL), 20)
+    conv.add_user_message("question 20", timestamp="T20")
+    conv.start_tool_call("send_email", {"to": "bob"})
+    conv.flush()
+    conversations = make_conversations(options=SMALL)
+    full = conversations.recover(conv.conversation_id, agent_config=CONFIG, tools=TOOLS)
+    hot = conversations.recover(
+        conv.conversation_id, agent_config=CONFIG, tools=TOOLS, include_history=False
+    )
+    skipped = hot.unread_history
+    assert skipped == full.state.archived_messages > 0
+    assert full.messages[skipped:] == hot.messages
+    assert hot.pending is not None
+    assert full.pending is not None
+    assert hot.pending.start + skipped == full.pending.start
+    assert hot.messages[hot.pending.start].content == "question 20"
+    assert [(d.message_index + skipped, d.call_index) for d in hot.dangling] == [
+        (d.message_index, d.call_index) for d in full.dangling
+    ]
+    assert hot.replay_messages()[-1].content == "question 20"
+    opened = conversations.open(conv.conversation_id, agent_config=CONFIG, tools=TOOLS)
+    assert opened.turn_open
+    assert opened.messages[-1].tool_calls[0].result["error"] == "interrupted"

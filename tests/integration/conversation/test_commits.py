@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentckpt import SnapshotPolicy
 from agentckpt.conversation import ToolCall
 from tests.integration.conversation.conftest import spy_commits, spy_reads
 from tests.support.conversation import CONFIG, TOOLS, FakeClock, dumps, step_rows
@@ -181,3 +182,31 @@ def test_open_continues_from_the_recovered_objects_without_copying_them(
     assert recovery.state.metadata.input_tokens is None  # the checkpoint's, unchanged
     final = make_conversations().recover(conv.conversation_id, agent_config=CONFIG, tools=TOOLS)
     assert dumps(final.messages) == dumps(opened.messages)
+
+
+def test_a_turn_due_a_snapshot_is_written_open_as_a_delta_and_sealed_as_the_snapshot(
+    make_conversations: Any,
+) -> None:
+    policy = SnapshotPolicy(interval=3, prune=False)
+    conversations = make_conversations(store_options={"policy": policy})
+    conv = start(conversations)
+    kinds = []
+    for turn in range(7):
+        opened = conv.add_user_message(f"q{turn}", timestamp="T")
+        sealed = conv.add_assistant_message(f"a{turn}", timestamp="T")
+        kinds.append((opened.kind, sealed.kind))
+    # The first step is a snapshot from its first write (the run has none yet); after it
+    # every third step is, and the open version that the seal replaces stays a delta.
+    assert kinds == [
+        ("snapshot", "snapshot"),
+        ("delta", "delta"),
+        ("delta", "delta"),
+        ("delta", "snapshot"),
+        ("delta", "delta"),
+        ("delta", "delta"),
+        ("delta", "snapshot"),
+    ]
+    stored = [info.kind for info in conversations.store.steps(conv.conversation_id)]
+    assert stored == [sealed for _, sealed in kinds]
+    recovered = recover(make_conversations, conv.conversation_id)
+    assert [m.content for m in recovered.messages][-2:] == ["q6", "a6"]

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
+    "FULL_READ",
+    "FULL_READ_LABEL",
     "BytesCurve",
     "CommitCurve",
     "Curves",
@@ -27,6 +29,12 @@ def window_mean(values: list[float], start: int, width: int = WINDOW) -> float |
     first = max(min(start - 1, len(values) - width), 0)
     window = values[first : first + width]
     return sum(window) / len(window)
+
+
+# The resume row of agentckpt's full read (``recover()``, every archived message read),
+# beside its resume (``open()``, the hot state only), and its label in the report.
+FULL_READ = "agentckpt-full-read"
+FULL_READ_LABEL = "agentckpt recover(), all history read"
 
 
 @dataclass(slots=True)

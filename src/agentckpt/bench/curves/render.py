@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentckpt.bench.curves.model import WINDOW, Curves, window_mean
+from agentckpt.bench.curves.model import FULL_READ, FULL_READ_LABEL, WINDOW, Curves, window_mean
 
 __all__ = ["render_curves"]
 
@@ -96,10 +96,15 @@ def _resume(curves: Curves, labels: dict[str, str]) -> list[str]:
         "",
         "#### Resume P50 / P99 (ms) of the chat, short and long",
         "",
+        "agentckpt's resume is `open()`: ready to write the next turn, the hot state read "
+        "in one query (archived turns unread); the full read `recover()` reads every "
+        "archived message too.",
+        "",
         "| subject | turns | P50 | P99 | turns | P50 | P99 | long P99 / short P99 |",
         "|---|---|---|---|---|---|---|---|",
     ]
     names = labels | {c.subject: c.label for c in curves.commit_cost}
+    names[FULL_READ] = FULL_READ_LABEL
     for r in curves.resume:
         ratio = f"{r.long_p99 / r.short_p99:.2f}x" if r.short_p99 else "-"
         out.append(

@@ -5,7 +5,8 @@
   (``time.process_time``) and wall time, divided by its commits. agentckpt runs twice:
   through the conversation API, and through a hint-free ``Store.commit`` of the full state.
   Bytes stored are probed every tenth of the way (after a plain VACUUM on PostgreSQL);
-  resume is timed at turn 30 and at the last turn.
+  resume is timed at turn 30 and at the last turn (for agentckpt's conversation API also
+  the full read of every archived message, ``resume_all``, as its own row).
 - Bytes against steps: the 30-key long run of ``steps`` steps, probed every tenth.
 - Throughput against agents: saturated chats for 1, 10, 100 and 1,000 agents.
 - Memory: ``runs`` runs with one committed step each on one ``AsyncStore``, in a fresh
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentckpt.bench.curves.model import (
+    FULL_READ,
     BytesCurve,
     CommitCurve,
     Curves,
@@ -62,13 +64,25 @@ class CurveConfig:
     seed: int = 0
 
 
-async def _resumes(subject: ConversationSubject, spec: ConversationSpec, turns: int, n: int) -> Any:
+Resume = Callable[[ConversationSpec], Awaitable[tuple[int, Any]]]
+
+
+async def _resumes(resume: Resume, spec: ConversationSpec, turns: int, n: int) -> Any:
     sample = Latencies()
     for _ in range(n):
-        count, _last = await timed(sample, lambda: subject.resume(spec))
+        count, _last = await timed(sample, lambda: resume(spec))
         if count != 2 * turns:
             raise ResultMismatchError(f"resume after {turns} turns found {count} messages")
     return sample.summary()
+
+
+def _resume_kinds(subject: ConversationSubject, name: str) -> dict[str, Resume]:
+    """The resumes to time, by row: the subject's own, and its full read if it has one."""
+    kinds: dict[str, Resume] = {name: subject.resume}
+    resume_all = getattr(subject, "resume_all", None)
+    if resume_all is not None:
+        kinds[FULL_READ] = resume_all
+    return kinds
 
 
 async def _commit_curve(
@@ -82,7 +96,8 @@ async def _commit_curve(
 ) -> None:
     curve, stored = CommitCurve(*names), BytesCurve(*names)
     every = max(len(spec.turns) // 10, 1)
-    short = None
+    resumes = _resume_kinds(subject, names[0])
+    short: dict[str, Any] = {}
     await subject.start(spec)
     writes = Latencies()
     for turn in spec.turns:
@@ -96,22 +111,24 @@ async def _commit_curve(
         if turn.number % every == 0 or turn.number == len(spec.turns):
             stored.points.append((turn.number, await asyncio.to_thread(site.bytes_now, place)))
         if turn.number == min(SHORT, len(spec.turns)):
-            short = await _resumes(subject, spec, turn.number, config.resumes)
-    final = await _resumes(subject, spec, len(spec.turns), config.resumes)
+            for row, resume in resumes.items():
+                short[row] = await _resumes(resume, spec, turn.number, config.resumes)
     curves.commit_cost.append(curve)
     curves.bytes_by_turn.append(stored)
-    if short is not None:
-        curves.resume.append(
-            ResumeScaling(
-                names[0],
-                min(SHORT, len(spec.turns)),
-                len(spec.turns),
-                short.p50,
-                short.p99,
-                final.p50,
-                final.p99,
+    for row, resume in resumes.items():
+        final = await _resumes(resume, spec, len(spec.turns), config.resumes)
+        if row in short:
+            curves.resume.append(
+                ResumeScaling(
+                    row,
+                    min(SHORT, len(spec.turns)),
+                    len(spec.turns),
+                    short[row].p50,
+                    short[row].p99,
+                    final.p50,
+                    final.p99,
+                )
             )
-        )
 
 
 async def _on_place(

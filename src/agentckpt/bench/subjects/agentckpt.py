@@ -4,7 +4,10 @@ Conversations go through :class:`~agentckpt.conversation.AsyncConversations`: ``
 (the heartbeat record, not timed), ``add_user_message`` (durable before the model would
 be called) and ``add_assistant_message`` with the turn's tool calls and usage (the
 completed turn, sealed in one commit; results over the API's ``blob_threshold`` go to the
-blob store in that same commit). Resume is ``recover`` on a new ``AsyncConversations``.
+blob store in that same commit). Resume is ``open`` on a new ``AsyncConversations``: what a
+restarted process does to continue the conversation (the hot state in one query, config
+and tool check, pending turn and dangling calls; archived turns stay unread). The full
+read, ``recover`` with every archived message, is timed beside it (``resume_all``).
 
 The long run goes through :class:`~agentckpt.runs.AsyncAgentRun` (lease, heartbeat,
 delta steps, a snapshot every 20 steps that prunes what came before); resume is
@@ -99,8 +102,18 @@ class AgentckptConversations:
         return len(checkpoint.state["conversation"])
 
     async def resume(self, spec: ConversationSpec) -> tuple[int, Any]:
-        """``recover`` from a new ``AsyncConversations``: read, decode, check config and
-        tools, detect a pending turn and dangling tool calls (blobs stay lazy)."""
+        """``open`` from a new ``AsyncConversations``, ready to write the next turn: the
+        hot state read and decoded in one query, config and tools checked, a pending turn
+        and dangling tool calls detected (blobs stay lazy, archived turns unread: the
+        count is the archive's bookkeeping plus the hot messages)."""
+        conv = await AsyncConversations(self.store).open(
+            spec.conversation_id, agent_config=spec.agent_config, tools=spec.tool_registry
+        )
+        return conv.state.archived_messages + len(conv.messages), conv.messages[-1].content
+
+    async def resume_all(self, spec: ConversationSpec) -> tuple[int, Any]:
+        """``recover`` from a new ``AsyncConversations``: as :meth:`resume`, and every
+        archived message read from the history rows and decoded too."""
         recovery = await AsyncConversations(self.store).recover(
             spec.conversation_id, agent_config=spec.agent_config, tools=spec.tool_registry
         )
