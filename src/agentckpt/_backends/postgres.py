@@ -570,7 +570,11 @@ class PostgresBackend:
                     conn.execute(q["migration_lock"])
                     # A migration sees no tenant's rows (migration 0010), even on a
                     # connection whose session carries the store's tenant: '' matches none.
-                    conn.execute(SET_TENANT, {"tenant": ""})
+                    # Not prepared: it would take a prepared name the store's own
+                    # statements had before, and behind PgBouncer without
+                    # prepare_threshold=none names that differ between connections make
+                    # the errors less plain (docs/scaling.md).
+                    conn.execute(SET_TENANT, {"tenant": ""}, prepare=False)
                     cur = conn.execute(q["applied_migrations"])
                     done = {row["version"] for row in cur.fetchall()}
                     if migration.version in done:
@@ -583,7 +587,7 @@ class PostgresBackend:
                     applied.append(migration.version)
             with conn.transaction():
                 conn.execute(q["migration_lock"])
-                conn.execute(SET_TENANT, {"tenant": ""})
+                conn.execute(SET_TENANT, {"tenant": ""}, prepare=False)
                 self.layout_report = lay_out(conn, self.schema, self.layout)
             # Found again at the next commit: tables distributed by hand (distribute=off)
             # are routed as well.

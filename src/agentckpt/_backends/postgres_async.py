@@ -573,7 +573,11 @@ class AsyncPostgresBackend:
                     await conn.execute(q["migration_lock"])
                     # A migration sees no tenant's rows (migration 0010), even on a
                     # connection whose session carries the store's tenant: '' matches none.
-                    await conn.execute(SET_TENANT, {"tenant": ""})
+                    # Not prepared: it would take a prepared name the store's own
+                    # statements had before, and behind PgBouncer without
+                    # prepare_threshold=none names that differ between connections make
+                    # the errors less plain (docs/scaling.md).
+                    await conn.execute(SET_TENANT, {"tenant": ""}, prepare=False)
                     cur = await conn.execute(q["applied_migrations"])
                     done = {row["version"] for row in await cur.fetchall()}
                     if migration.version in done:
@@ -586,7 +590,7 @@ class AsyncPostgresBackend:
                     applied.append(migration.version)
             async with conn.transaction():
                 await conn.execute(q["migration_lock"])
-                await conn.execute(SET_TENANT, {"tenant": ""})
+                await conn.execute(SET_TENANT, {"tenant": ""}, prepare=False)
                 self.layout_report = await lay_out(conn, self.schema, self.layout)
             # Found again at the next commit: tables distributed by hand (distribute=off)
             # are routed as well.
