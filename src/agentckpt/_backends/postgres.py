@@ -490,8 +490,9 @@ class PostgresBackend:
         """True when ``conn``'s session carries this store's tenant (``_SESSION_TENANT``)
         on a store whose tables are not distributed: a statement then runs alone.
 
-        Citus evaluates row-level security on its workers too, through sessions of its
-        own, so a distributed store sets the tenant in each transaction as before.
+        Citus runs a statement's shard tasks on its workers, through sessions of its
+        own that need not carry the coordinator session's startup options, so a
+        distributed store keeps setting the tenant in each transaction, as before.
         """
         if _SESSION_TENANT.get(conn) != self.tenant:
             return False
