@@ -24,6 +24,8 @@ def test_commit_steps_is_short_enough_to_stay_prepared() -> None:
 
 @pytest.mark.postgres
 def test_commit_steps_is_prepared_after_a_few_commits(pg_url: str) -> None:
+    # Lone commits: the statement prepared is commit_step, the single-write twin of
+    # commit_steps (test_single_commit.py); both insert the step with its write token.
     with Store.connect(f"{pg_url}&pool_min=1&pool_max=1&commit_senders=1") as store:
         run = store.create_run()
         for n in range(1, 8):

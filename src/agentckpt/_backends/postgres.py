@@ -20,6 +20,7 @@ they are, with a note saying the write's outcome is unknown.
 from __future__ import annotations
 
 import math
+import secrets
 import time
 import weakref
 from collections.abc import Callable, Sequence
@@ -68,8 +69,21 @@ T = TypeVar("T")
 DEFAULT_LAYOUT = Layout()
 Conn = psycopg.Connection[Row]
 
-# The first statement of every transaction: the tenant row-level security binds it to.
+# The first statement of every transaction on a connection that does not carry the
+# store's tenant for its whole session (see _SESSION_TENANT): the tenant row-level
+# security binds the transaction to.
 SET_TENANT = f"SELECT set_config('{TENANT_SETTING}', %(tenant)s, true)"
+# A custom setting each pool sends at connect with a value of its own (a nonce): reading
+# it back proves the server session was started from this pool's startup packet, so it
+# also holds the tenant sent there. A pooler that drops libpq's options (PgBouncer) or
+# lends another session answers something else.
+SESSION_SETTING = "agentckpt.session"
+# Connections whose server session carries a tenant from its start (libpq options
+# -c agentckpt.tenant=...), verified when the pool opened them: the tenant's session value.
+# It cannot change afterwards: agentckpt never sets it at session level, a rolled back
+# transaction does not touch it, and RESET ALL / DISCARD ALL return to it. A statement on
+# such a connection for the same tenant needs no set_config first.
+_SESSION_TENANT: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
 # libpq 14+ pipelines; an older one sets the tenant in an explicit transaction instead
 # (one more round trip for BEGIN and one for COMMIT).
 _PIPELINE = psycopg.Pipeline.is_supported()
@@ -130,12 +144,69 @@ def batch_params(writes: Sequence[StepWrite]) -> dict[str, PgArray]:
     }
 
 
-def _configure(conn: Conn) -> None:
-    # Timestamps come back in UTC, as on SQLite, whatever the server's default or PGTZ
-    # says (a -c timezone=UTC startup option loses to PGTZ).
-    conn.execute("SET TIME ZONE 'UTC'")
-    register_arrays(conn)
-    watch_sync_wait(conn)
+def single_params(write: StepWrite) -> dict[str, Any]:
+    """The parameters of ``commit_step``: one write without blobs or history."""
+    return {
+        "run_id": write.run_id,
+        "step": write.step,
+        "parent_step": write.parent_step,
+        "kind": write.kind,
+        "is_open": write.is_open,
+        "codec": write.codec,
+        "payload": write.payload,
+        "state_version": write.state_version,
+        "write_version": write.write_version,
+        "raw_bytes": write.raw_bytes,
+        "state_bytes": write.state_bytes,
+        "checksum": write.checksum,
+        "expected_step": write.expected_step,
+        "expected_version": write.expected_version,
+        "epoch": write.epoch,
+        "snapshot_step": write.snapshot_step,
+        "chain_bytes": write.chain_bytes,
+        "prune_below": write.prune_below,
+        "seal_step": write.seal_step,
+        "metadata": write.metadata,
+        "token": write.token,
+    }
+
+
+def session_options(tenant: str, nonce: str) -> str:
+    """The libpq ``-c`` options that give a new session the store's tenant (and the pool's
+    nonce, which proves it later). A tenant name has no space or quote (check_tenant)."""
+    return f"-c {TENANT_SETTING}={check_tenant(tenant)} -c {SESSION_SETTING}={nonce}"
+
+
+def configure_for(tenant: str, nonce: str | None) -> Callable[[Conn], None]:
+    """The pool's set-up of each new connection; with a ``nonce`` (the options of
+    :func:`session_options` were sent) it records the connection in ``_SESSION_TENANT``
+    when the server session reports both values back."""
+
+    def configure(conn: Conn) -> None:
+        # Timestamps come back in UTC, as on SQLite, whatever the server's default or PGTZ
+        # says (a -c timezone=UTC startup option loses to PGTZ).
+        conn.execute("SET TIME ZONE 'UTC'")
+        register_arrays(conn)
+        watch_sync_wait(conn)
+        if nonce is not None:
+            bind_session(conn, tenant, nonce)
+
+    return configure
+
+
+def bind_session(conn: Conn, tenant: str, nonce: str) -> bool:
+    """Record ``conn`` as carrying ``tenant`` for its session if the server says so and
+    says the session started with this pool's ``nonce``; True when recorded."""
+    cur = conn.execute(
+        f"SELECT current_setting('{TENANT_SETTING}', true) AS tenant, "
+        f"current_setting('{SESSION_SETTING}', true) AS nonce"
+    )
+    row = cur.fetchone()
+    if row is not None and row["nonce"] == nonce and row["tenant"] == tenant:
+        _SESSION_TENANT[conn] = tenant
+        return True
+    _SESSION_TENANT.pop(conn, None)
+    return False
 
 
 def watch_sync_wait(conn: Any) -> None:
@@ -309,6 +380,13 @@ class PostgresBackend:
         except psycopg.ProgrammingError as exc:
             raise ConfigurationError(f"libpq cannot parse the store URL: {exc}") from None
         own = f"-c search_path={options.schema} -c lock_timeout=10s"
+        # The session carries the tenant from its start, so a statement needs no
+        # set_config before it, except where a session is not the client's own:
+        # prepare_threshold=none is the PgBouncer transaction-mode setting
+        # (docs/scaling.md), where every transaction sets its tenant as before.
+        nonce = secrets.token_hex(8) if options.prepare_threshold is not None else None
+        if nonce is not None:
+            own = f"{own} {session_options(options.tenant, nonce)}"
         user_options = params.get("options")
         _first_connect(conninfo, options.connect_wait)
         kwargs: dict[str, Any] = {
@@ -327,7 +405,7 @@ class PostgresBackend:
             open=False,
             kwargs=kwargs,
             name=f"agentckpt-{options.schema}",
-            configure=_configure,
+            configure=configure_for(options.tenant, nonce),
             reconnect_delays=(options.reconnect_initial_delay, options.reconnect_max_delay),
         )
         try:
@@ -408,15 +486,35 @@ class PostgresBackend:
             )
         return result
 
-    def _scoped(self, conn: Conn, sql: str, params: Params) -> list[Row]:
-        """Run one statement in one transaction whose first statement sets the tenant.
+    def _carries_tenant(self, conn: Conn) -> bool:
+        """True when ``conn``'s session carries this store's tenant (``_SESSION_TENANT``)
+        on a store whose tables are not distributed: a statement then runs alone.
 
-        ``set_config(..., true)`` is transaction-local: it ends with the transaction, so a
-        pooled connection (PgBouncer's transaction pooling too) never carries this
-        store's tenant to its next user. In pipeline mode both statements go in one
-        round trip and run in the implicit transaction that ends at the pipeline's sync
-        (committed then, as an autocommit statement is).
+        Citus runs a statement's shard tasks on its workers, through sessions of its
+        own that need not carry the coordinator session's startup options, so a
+        distributed store keeps setting the tenant in each transaction, as before.
         """
+        if _SESSION_TENANT.get(conn) != self.tenant:
+            return False
+        if self._distributed is None:
+            self._distributed = is_distributed(conn)
+        return not self._distributed
+
+    def _scoped(self, conn: Conn, sql: str, params: Params) -> list[Row]:
+        """Run one statement in one transaction bound to the store's tenant.
+
+        On a connection whose session carries the tenant (``_carries_tenant``) the
+        statement is sent alone: one round trip, its own autocommit transaction.
+        Otherwise the transaction's first statement sets it: ``set_config(..., true)`` is
+        transaction-local, it ends with the transaction, so a server connection that
+        PgBouncer's transaction pooling lends to others never carries this store's
+        tenant to its next user. In pipeline mode both statements go in one round trip
+        and run in the implicit transaction that ends at the pipeline's sync (committed
+        then, as an autocommit statement is).
+        """
+        if self._carries_tenant(conn):
+            cur = conn.execute(sql, params)
+            return cur.fetchall() if cur.description else []
         if _PIPELINE:
             try:
                 # Leaving the block sends the one sync and reads every result.
@@ -471,6 +569,13 @@ class PostgresBackend:
                     # The lock serializes concurrent migrators; the check under it makes a
                     # migration that another process just applied a no-op here.
                     conn.execute(q["migration_lock"])
+                    # A migration sees no tenant's rows (migration 0010), even on a
+                    # connection whose session carries the store's tenant: '' matches none.
+                    # Not prepared: it would take a prepared name the store's own
+                    # statements had before, and behind PgBouncer without
+                    # prepare_threshold=none names that differ between connections make
+                    # the errors less plain (docs/scaling.md).
+                    conn.execute(SET_TENANT, {"tenant": ""}, prepare=False)
                     cur = conn.execute(q["applied_migrations"])
                     done = {row["version"] for row in cur.fetchall()}
                     if migration.version in done:
@@ -483,6 +588,7 @@ class PostgresBackend:
                     applied.append(migration.version)
             with conn.transaction():
                 conn.execute(q["migration_lock"])
+                conn.execute(SET_TENANT, {"tenant": ""}, prepare=False)
                 self.layout_report = lay_out(conn, self.schema, self.layout)
             # Found again at the next commit: tables distributed by hand (distribute=off)
             # are routed as well.
@@ -555,8 +661,10 @@ class PostgresBackend:
         batches = [(self._queries[name], params) for name, params in writes]
 
         def write(conn: Conn) -> None:
+            carried = self._carries_tenant(conn)
             with conn.transaction(), conn.cursor() as cur:
-                cur.execute(SET_TENANT, {"tenant": self.tenant})
+                if not carried:
+                    cur.execute(SET_TENANT, {"tenant": self.tenant})
                 for sql, params in batches:
                     if params:
                         cur.executemany(sql, params)
@@ -575,8 +683,10 @@ class PostgresBackend:
                 if self._router is None:
                     self._router = ShardRouter(q, SET_TENANT, {"tenant": self.tenant})
                 return self._router.commit(conn, writes)
-            params = batch_params(writes)
-            rows = self._scoped(conn, q["commit_steps"], params)
+            if len(writes) == 1 and not writes[0].blobs and not writes[0].history:
+                rows = self._scoped(conn, q["commit_step"], single_params(writes[0]))
+            else:
+                rows = self._scoped(conn, q["commit_steps"], batch_params(writes))
             landed = {row["run_id"]: row for row in rows}
             outcomes: list[CommitOutcome] = []
             for write in writes:

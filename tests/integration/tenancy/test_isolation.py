@@ -264,9 +264,12 @@ def test_row_level_security_refuses_what_the_api_never_sends(roles: Roles) -> No
 
 
 def test_the_setting_ends_with_each_transaction(roles: Roles) -> None:
-    """A pooled connection carries no tenant into the next transaction (PgBouncer's
-    transaction pooling hands it to anyone): the store sets it transaction-locally."""
-    with Store.connect(roles.app_url, tenant="tenant-b", migrate=False, pool_max=1) as b:
+    """With prepare_threshold=none (PgBouncer's transaction mode, which hands a server
+    connection to anyone) a pooled connection carries no tenant into the next
+    transaction: the store sets it transaction-locally (test_session_tenant.py has the
+    direct connection's case)."""
+    url = f"{roles.app_url}&prepare_threshold=none"
+    with Store.connect(url, tenant="tenant-b", migrate=False, pool_max=1) as b:
         _populate(b)
 
         def leftover(conn: psycopg.Connection[Any]) -> Any:

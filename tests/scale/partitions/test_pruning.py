@@ -11,7 +11,7 @@ import pytest
 
 from agentckpt import Store
 from agentckpt.errors import ConfigurationError, MigrationError
-from tests.scale.hot import COMMIT_BATCH, HOT, explain
+from tests.scale.hot import COMMIT_BATCH, HOT, STEP, explain
 from tests.scale.partitions.conftest import PARTITIONS
 
 RUN_TABLES = {
@@ -50,10 +50,12 @@ def test_every_run_table_is_hash_partitioned_keeping_keys_and_settings(url: str)
         assert conn.execute("SELECT to_regclass('runs_agent') IS NOT NULL").fetchone() == (True,)
 
 
-# On one server a commit is commit_steps (the routed statements are Citus's); an INSERT
-# of VALUES routes its row to one partition at execution, so its plan names none.
+# On one server a commit is commit_step (a batch of one write) or commit_steps (the
+# routed statements are Citus's); an INSERT of VALUES routes its row to one partition at
+# execution, so its plan names none.
 SCANNING = [h for h in HOT if not h[1].startswith("routed_")] + [
     ("commit: the batch statement", "commit_steps", COMMIT_BATCH),
+    ("commit: the single-write statement", "commit_step", STEP),
 ]
 
 

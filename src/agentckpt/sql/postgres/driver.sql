@@ -105,6 +105,55 @@ ON CONFLICT (run_id, step) DO UPDATE SET
 WHERE s.is_open
 RETURNING s.run_id, s.created_at, s.updated_at;
 
+-- name: commit_step
+-- commit_steps for a batch of one write without blobs or history (the lone agent's every
+-- commit): the same guard, prune, seal and step, and the same rows back, with scalar
+-- parameters instead of 21 arrays unnested, so the client encodes no array and psycopg
+-- keeps the statement prepared. On a hash-partitioned store the run_id parameter prunes
+-- every statement to its partition. A refused guard writes nothing and returns no row.
+WITH head AS (
+    UPDATE runs r SET
+        head_step     = %(step)b::bigint,
+        head_version  = %(write_version)b::integer,
+        head_open     = %(is_open)b::boolean,
+        snapshot_step = %(snapshot_step)b::bigint,
+        chain_bytes   = %(chain_bytes)b::bigint,
+        heartbeat_at  = now(),
+        updated_at    = now(),
+        metadata      = CASE WHEN %(metadata)b::text IS NULL THEN r.metadata
+                             ELSE r.metadata || %(metadata)b::text::jsonb END
+    WHERE r.run_id = %(run_id)b::uuid
+      AND r.head_step IS NOT DISTINCT FROM %(expected_step)b::bigint
+      AND r.head_version = %(expected_version)b::integer
+      AND (%(epoch)b::bigint IS NULL OR r.lease_epoch = %(epoch)b::bigint)
+    RETURNING r.run_id
+), pruned AS (
+    DELETE FROM steps s USING head
+    WHERE s.run_id = head.run_id AND s.run_id = %(run_id)b::uuid
+      AND s.step < %(prune_below)b::bigint
+), sealed AS (
+    UPDATE steps s SET is_open = false
+    FROM head
+    WHERE s.run_id = head.run_id AND s.run_id = %(run_id)b::uuid
+      AND s.step = %(seal_step)b::bigint AND s.is_open
+)
+INSERT INTO steps AS s (run_id, step, parent_step, kind, is_open, codec, payload,
+                        state_version, write_version, raw_bytes, state_bytes, checksum,
+                        write_token, updated_at)
+SELECT head.run_id, %(step)b::bigint, %(parent_step)b::bigint, %(kind)b::text,
+       %(is_open)b::boolean, %(codec)b::text, %(payload)b::bytea,
+       %(state_version)b::integer, %(write_version)b::integer, %(raw_bytes)b::integer,
+       %(state_bytes)b::bigint, %(checksum)b::bytea, %(token)b::bytea, now()
+FROM head
+ON CONFLICT (run_id, step) DO UPDATE SET
+    parent_step = EXCLUDED.parent_step, kind = EXCLUDED.kind, is_open = EXCLUDED.is_open,
+    codec = EXCLUDED.codec, payload = EXCLUDED.payload, state_version = EXCLUDED.state_version,
+    write_version = EXCLUDED.write_version, raw_bytes = EXCLUDED.raw_bytes,
+    state_bytes = EXCLUDED.state_bytes, checksum = EXCLUDED.checksum,
+    write_token = EXCLUDED.write_token, updated_at = EXCLUDED.updated_at
+WHERE s.is_open
+RETURNING s.run_id, s.created_at, s.updated_at;
+
 -- The routed commit: on Citus, commit_steps's unnest() makes every step a subplan whose
 -- intermediate results Citus sends to every worker, so each commit became a two-phase
 -- commit across all of them. A distributed store instead commits each run with these
