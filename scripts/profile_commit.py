@@ -72,7 +72,7 @@ PHASES: dict[str, list[tuple[str, str]]] = {
         ("telemetry/probes.py", "__exit__"),
     ],
     "copy of the state for the step (_fresh)": [("runs/loop.py", "_fresh")],
-    "changed members (loop, vs the last state)": [("runs/offload.py", "changed_values")],
+    "changed members (loop, vs the last state)": [("runs/offload.py", "changed_members")],
     "offload scan (prepare)": [("runs/artifacts.py", "prepare")],
     "blob refs scan (ref_uris)": [("runs/offload.py", "ref_uris")],
     "effects prune": [("runs/effects.py", "prune")],

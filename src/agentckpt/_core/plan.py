@@ -178,6 +178,7 @@ def _member_delta(
     state: Any,
     prefix_hint: tuple[str, int] | None,
     limits: Limits = DEFAULT_LIMITS,
+    changed: Sequence[bool] | None = None,
 ) -> _Delta | None:
     """The delta of an object state whose keys are its base's, in the same order, that
     encodes, diffs and hashes only the members that changed.
@@ -193,6 +194,11 @@ def _member_delta(
     A member replaced by a scalar or a small container becomes one ``replace`` op,
     written from its encoding and checked at once (:func:`_replace_op`); only what is
     left (appends, large containers) is diffed, validated and applied op by op.
+    ``changed``, when given, says which members differ (true) instead of ``==``: the
+    run loop found them against its own copy of the last state. It needs no trust: a
+    member it calls unchanged is the base's very scalar or passes the strict check, and
+    one it calls changed but that encodes like the old value sends the commit to the
+    general path, so a wrong hint costs time, never exactness.
     Returns None when this does not apply; the general path then decides (and names
     errors).
     """
@@ -206,7 +212,10 @@ def _member_delta(
     values = list(state.values())
     olds = list(base.values())
     try:
-        differs = list(map(ne, values, olds))
+        if changed is not None and len(changed) == len(values):
+            differs = list(changed)
+        else:
+            differs = list(map(ne, values, olds))
         unchanged = list(map(not_, differs))
         # An unchanged str, number, bool or None that is the base's very object has the
         # base's encoding: only the other unchanged members need the strict check. (The
@@ -399,12 +408,14 @@ def plan_commit(
     policy: SnapshotPolicy,
     limits: Limits = DEFAULT_LIMITS,
     prefix_hint: tuple[str, int] | None = None,
+    changed: Sequence[bool] | None = None,
 ) -> Plan:
     """Decide kind, payload and guard of a commit of ``state`` as ``step``.
 
     ``step`` is either after the head (a new step) or the head itself when the head is
     open (an overwrite). The caller has checked which. ``prefix_hint``: see
-    :meth:`agentckpt.AsyncStore.commit`.
+    :meth:`agentckpt.AsyncStore.commit`; ``changed``: which members differ from the
+    base, when the caller knows (checked, see :func:`_member_delta`).
     """
     overwrite = head.step is not None and step == head.step
     if overwrite:
@@ -415,6 +426,7 @@ def plan_commit(
         chain_before = head.chain_bytes - head.delta_bytes
         write_version = head.version + 1
         seal_step = None
+        changed = None  # said of the head, not of its parent, this commit's base
     else:
         base_step, base_state = head.step, head.state
         base_members = head.members
@@ -433,7 +445,7 @@ def plan_commit(
     if base_step is not None:
         # Also for a snapshot forced by an open snapshot head: the delta against its
         # parent validates only what changed, and gives the members.
-        fast = _member_delta(base_state, base_members, state, prefix_hint, limits)
+        fast = _member_delta(base_state, base_members, state, prefix_hint, limits, changed)
         if fast is not None:
             validate_patch(fast.patch, state, limits)
     if forced_snapshot and fast is not None:

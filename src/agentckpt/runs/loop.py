@@ -47,7 +47,7 @@ from agentckpt.runs.effects import Effects
 from agentckpt.runs.lease_terms import Lease, default_owner
 from agentckpt.runs.leases import Heartbeat, Leases
 from agentckpt.runs.names import named_owner, run_id_for
-from agentckpt.runs.offload import OffloadPolicy, changed_values, may_hold_refs, ref_uris
+from agentckpt.runs.offload import OffloadPolicy, changed_members, may_hold_refs, ref_uris
 from agentckpt.runs.results import Finish, RunResult
 from agentckpt.runs.retry import RetryPolicy
 from agentckpt.store.store import RunId, Store, as_run_id
@@ -443,8 +443,10 @@ class AgentRun:
         # Before the artifacts: an offloaded value is stored redacted too.
         state, redacted = redact(state, self.redactors)
         # The members that differ from the last committed state (itself offloaded): the
-        # only ones the offload and reference scans need to look at.
-        changed = changed_values(state, self._state)
+        # only ones the offload and reference scans need to look at, and the store's plan
+        # takes them as its own comparison of the members (it checks the rest exactly).
+        differs = changed_members(state, self._state)
+        changed = None if differs is None else list(compress(state.values(), differs))
         stored, pending = self._artifacts.prepare(state, changed)
         rows = self._artifacts.persist(pending, self._known)
         epoch = self.lease.epoch
@@ -458,6 +460,7 @@ class AgentRun:
                 blobs=rows,
                 policy=self.policy,
                 metadata=record_metadata(number, redacted) or None,
+                _changed=differs,
             )
         except ConflictError as exc:
             # A stale owner may trip over the moved head before the epoch check: report

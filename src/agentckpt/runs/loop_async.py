@@ -46,7 +46,7 @@ from agentckpt.runs.effects_async import AsyncEffects
 from agentckpt.runs.lease_terms import Lease, default_owner
 from agentckpt.runs.leases_async import AsyncHeartbeat, AsyncLeases
 from agentckpt.runs.names import named_owner, run_id_for
-from agentckpt.runs.offload import OffloadPolicy, changed_values, may_hold_refs, ref_uris
+from agentckpt.runs.offload import OffloadPolicy, changed_members, may_hold_refs, ref_uris
 from agentckpt.runs.results import Finish, RunResult
 from agentckpt.runs.retry import RetryPolicy
 from agentckpt.store.store_async import AsyncStore, RunId, as_run_id
@@ -447,8 +447,10 @@ class AsyncAgentRun:
         # Before the artifacts: an offloaded value is stored redacted too.
         state, redacted = redact(state, self.redactors)
         # The members that differ from the last committed state (itself offloaded): the
-        # only ones the offload and reference scans need to look at.
-        changed = changed_values(state, self._state)
+        # only ones the offload and reference scans need to look at, and the store's plan
+        # takes them as its own comparison of the members (it checks the rest exactly).
+        differs = changed_members(state, self._state)
+        changed = None if differs is None else list(compress(state.values(), differs))
         stored, pending = self._artifacts.prepare(state, changed)
         rows = await self._artifacts.persist(pending, self._known)
         epoch = self.lease.epoch
@@ -462,6 +464,7 @@ class AsyncAgentRun:
                 blobs=rows,
                 policy=self.policy,
                 metadata=record_metadata(number, redacted) or None,
+                _changed=differs,
             )
         except ConflictError as exc:
             # A stale owner may trip over the moved head before the epoch check: report

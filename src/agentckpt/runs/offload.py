@@ -26,7 +26,7 @@ import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import repeat
-from operator import ne
+from operator import ne, truth
 from typing import Any
 
 import orjson
@@ -39,6 +39,7 @@ __all__ = [
     "OffloadPolicy",
     "PendingBlob",
     "blob_type",
+    "changed_members",
     "changed_values",
     "may_hold_refs",
     "offload",
@@ -142,19 +143,26 @@ def _all_members_plain(state: Any, threshold: int) -> bool:
     return longest <= threshold + 2
 
 
-def changed_values(state: Any, previous: Any) -> list[Any] | None:
-    """The values of the members of the object ``state`` that differ (by ``==``, at C
-    speed) from those of ``previous``; None unless both are objects with the same keys
-    in the same order (or when a value cannot be compared)."""
+def changed_members(state: Any, previous: Any) -> list[bool] | None:
+    """Which members of the object ``state`` differ (by ``==``, at C speed) from those of
+    ``previous``, in order; None unless both are objects with the same keys in the same
+    order (or when a value cannot be compared)."""
     if type(state) is not dict or type(previous) is not dict or len(state) != len(previous):
         return None
     try:
         if list(state) != list(previous):
             return None
-        differs = list(map(ne, state.values(), previous.values()))
-        return list(itertools.compress(state.values(), differs))
+        return list(map(truth, map(ne, state.values(), previous.values())))
     except Exception:  # a value whose == raises or is not a bool (an array type, ...)
         return None
+
+
+def changed_values(state: Any, previous: Any) -> list[Any] | None:
+    """The values of the members of the object ``state`` that differ (by ``==``, at C
+    speed) from those of ``previous``; None unless both are objects with the same keys
+    in the same order (or when a value cannot be compared)."""
+    differs = changed_members(state, previous)
+    return None if differs is None else list(itertools.compress(state.values(), differs))
 
 
 def _values_plain(values: list[Any], threshold: int) -> bool:

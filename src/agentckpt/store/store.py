@@ -485,6 +485,7 @@ class Store:
         history: Sequence[HistoryRow] = (),
         policy: SnapshotPolicy | None = None,
         unchanged_prefix: tuple[str, int] | None = None,
+        _changed: Sequence[bool] | None = None,
     ) -> StepInfo:
         """Commit ``state`` as a step of the run; durable when this returns.
 
@@ -513,6 +514,10 @@ class Store:
         again. A promise the base contradicts (its list is not ``n`` items long) is
         ignored; a false one would store a state other than ``state``, so only a caller
         that owns those items makes it (the conversation API does).
+
+        ``_changed`` is internal (the run loop's): which members of an object state differ
+        from the head's, found by the caller's own ``==``; the commit checks the members
+        it calls unchanged exactly, so a wrong one only costs the general path.
         """
         with self.telemetry.commit(self._db, run_id, step) as probe:
             info = self._commit(
@@ -527,6 +532,7 @@ class Store:
                 history=history,
                 policy=policy,
                 unchanged_prefix=unchanged_prefix,
+                changed=_changed,
             )
             probe.done(info.step, info.kind, info.stored_bytes)
         return info
@@ -545,6 +551,7 @@ class Store:
         history: Sequence[HistoryRow],
         policy: SnapshotPolicy | None,
         unchanged_prefix: tuple[str, int] | None,
+        changed: Sequence[bool] | None,
     ) -> StepInfo:
         rid = as_run_id(run_id)
         if step is not None:
@@ -589,6 +596,7 @@ class Store:
             policy=policy or self.policy,
             limits=self.limits,
             prefix_hint=unchanged_prefix,
+            changed=changed,
         )
         codec, payload = self.sealing.seal(STEP, plan.codec, plan.payload)
         write = StepWrite(
@@ -613,8 +621,8 @@ class Store:
             seal_step=plan.seal_step,
             metadata=self.sealing.encode_metadata(metadata),
             token=token,
-            blobs=tuple(self.sealing.seal_blob(b) for b in blobs),
-            history=tuple(self.sealing.seal_history(h) for h in history),
+            blobs=tuple(map(self.sealing.seal_blob, blobs)) if blobs else (),
+            history=tuple(map(self.sealing.seal_history, history)) if history else (),
         )
         try:
             outcome = self._group.commit(write)

@@ -22,7 +22,14 @@ from agentckpt.runs import Artifact, OffloadPolicy, RetryPolicy
 from agentckpt.runs.blob_refs import step_refs
 from agentckpt.runs.lease_terms import renew_interval, validate_ttl
 from agentckpt.runs.loop import _fresh
-from agentckpt.runs.offload import blob_type, changed_values, may_hold_refs, offload, ref_uris
+from agentckpt.runs.offload import (
+    blob_type,
+    changed_members,
+    changed_values,
+    may_hold_refs,
+    offload,
+    ref_uris,
+)
 from tests.unit.core import strategies
 from tests.unit.core.test_delta import LOOKALIKES, SPECIAL_TEXT
 
@@ -294,6 +301,14 @@ def test_changed_values_are_the_members_that_differ() -> None:
     assert changed_values(previous, None) is None
 
 
+def test_changed_members_say_which_members_differ_in_order() -> None:
+    previous = {"a": 1, "b": [1, 2], "c": "x"}
+    assert changed_members({"a": 1, "b": [1, 3], "c": "y"}, previous) == [False, True, True]
+    assert changed_members(dict(previous), previous) == [False, False, False]
+    assert changed_members({"b": [1, 2], "a": 1, "c": "x"}, previous) is None
+    assert changed_members(previous, [1]) is None
+
+
 def test_changed_values_refuses_values_whose_eq_is_not_a_bool() -> None:
     class Vector:
         def __ne__(self, other: object) -> Any:
@@ -303,6 +318,7 @@ def test_changed_values_refuses_values_whose_eq_is_not_a_bool() -> None:
             raise ValueError("ambiguous")
 
     assert changed_values({"a": Vector()}, {"a": 1}) is None
+    assert changed_members({"a": Vector()}, {"a": 1}) is None
 
 
 def test_offload_of_the_changed_members_moves_what_they_hold() -> None:
