@@ -41,6 +41,11 @@ class AsyncEffects:
         self.store = store
         self.limits = limits
         self.redactors = tuple(redactors)
+        # Runs whose effects were pruned by this object and that it has recorded none for
+        # since: pruning them again would delete nothing (a run's effects are written by
+        # its lease holder, through its own journal). A run not in it may hold effects
+        # another process recorded, so its first prune always runs.
+        self._pruned: set[UUID] = set()
 
     async def recorded(self, run_id: UUID, step: int, key: str) -> Any:
         """The recorded result, or :data:`NOT_RECORDED` if there is none yet."""
@@ -62,6 +67,7 @@ class AsyncEffects:
         """
         result, _ = redact(result, self.redactors, path=f"/effects/{key}")
         codec, payload = self.store.sealing.seal(EFFECT, *encode_result(result, limits=self.limits))
+        self._pruned.discard(run_id)
         await self.store.backend.write(
             queries.INSERT_EFFECT,
             {"run_id": run_id, "step": step, "key": key, "codec": codec, "payload": payload},
@@ -98,5 +104,12 @@ class AsyncEffects:
             return await self.record(run_id, step, key, result)
 
     async def prune(self, run_id: UUID, below: int) -> None:
-        """Forget the effects of steps before ``below``: they are never replayed again."""
+        """Forget the effects of steps before ``below``: they are never replayed again.
+
+        No statement is sent when this journal pruned the run before and has recorded no
+        effect for it since (a long run without effects prunes at every snapshot).
+        """
+        if run_id in self._pruned:
+            return
         await self.store.backend.write(queries.PRUNE_EFFECTS, {"run_id": run_id, "below": below})
+        self._pruned.add(run_id)

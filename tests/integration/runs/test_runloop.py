@@ -386,6 +386,42 @@ def test_effects_of_pruned_steps_are_forgotten(runs: Runs) -> None:
     assert kept == [8, 9, 10]
 
 
+def test_a_snapshot_after_an_effect_prunes_it_and_one_without_deletes_nothing_new(
+    runs: Runs,
+) -> None:
+    """The journal skips the prune statement while it has recorded nothing since the last
+    one; an effect recorded after that makes the next snapshot prune again."""
+
+    def step(ctx: Any) -> Any:
+        if ctx.step in (1, 2, 9):
+            ctx.state["r"] = ctx.effect("e", lambda key: ctx.step)
+        return ctx.state
+
+    run = runs.agent_run(initial_state={"prompt": PROMPT}, snapshot_interval=4)
+    for info in run.steps(step, max_steps=12):
+        if info.step == 11:
+            # Snapshots at 4 (prunes 1 and 2) and 8 (nothing recorded since: skipped).
+            assert [row[0] for row in runs.sql("SELECT step FROM effects")] == [9]
+    assert runs.sql("SELECT step FROM effects") == []
+
+
+def test_a_resumed_run_prunes_the_effects_an_earlier_process_recorded(runs: Runs) -> None:
+    def step(ctx: Any) -> Any:
+        if ctx.step <= 3:
+            ctx.state["r"] = ctx.effect("e", lambda key: ctx.step)
+        return ctx.state
+
+    first = runs.agent_run(initial_state={"prompt": PROMPT}, snapshot_interval=4)
+    first.run(step, max_steps=3)
+    runs.check.set_status(first.run_id, "active")  # reaching max_steps completed it
+    assert len(runs.sql("SELECT step FROM effects")) == 3
+    # A new worker (a new journal) has recorded nothing, but must not skip the prune.
+    runs.agent_run(first.run_id, initial_state={"prompt": PROMPT}, snapshot_interval=4).run(
+        step, max_steps=6
+    )
+    assert runs.sql("SELECT step FROM effects") == []
+
+
 def test_an_async_effect_accepts_a_sync_action(url: str) -> None:
     """AsyncStepContext.effect takes a plain function too (issue 12: a bare TypeError)."""
 
