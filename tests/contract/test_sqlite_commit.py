@@ -8,15 +8,18 @@ stands.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import uuid
 from collections.abc import Iterator
+from functools import partial
 
 import pytest
 
 from agentckpt import Store
 from agentckpt._backends.factory import parse_url
 from agentckpt._backends.sqlite import SqliteBackend
+from agentckpt._backends.sqlite_worker import AsyncSqliteBackend
 from agentckpt._core.writes import BlobRow, Committed, Refused, StepWrite
 from tests.support.writes import step_write
 
@@ -111,3 +114,29 @@ def test_a_lone_write_that_fails_rolls_back_and_raises(
         backend.commit_batch([with_blob(step_write(run, kind="bogus"))])
     assert stored(backend, run) == before
     assert not backend._conn.in_transaction
+
+
+def test_the_worker_thread_runs_calls_in_order_and_answers_each(sqlite_url: str) -> None:
+    async def main() -> None:
+        worker = AsyncSqliteBackend(SqliteBackend(parse_url(sqlite_url).location))
+        order: list[int] = []
+
+        def record(i: int) -> int:
+            order.append(i)
+            return i * 10
+
+        def fail() -> None:
+            raise ValueError("from the thread")
+
+        answers = await asyncio.gather(*(worker._call(partial(record, i)) for i in range(50)))
+        assert answers == [i * 10 for i in range(50)]
+        assert order == list(range(50))
+        with pytest.raises(ValueError, match="from the thread"):
+            await worker._call(fail)
+        assert await worker.read("applied_migrations", {})
+        await worker.close()
+        with pytest.raises(RuntimeError, match="after shutdown"):
+            await worker._call(partial(record, 99))
+        assert 99 not in order
+
+    asyncio.run(main())
