@@ -28,6 +28,7 @@ from agentckpt.errors import (
 
 T = TypeVar("T")
 
+_STATEMENT_CACHE = 256
 _UUID_COLUMNS = frozenset({"run_id", "parent_run_id"})
 _BOOL_COLUMNS = frozenset({"is_open", "head_open"})
 
@@ -143,8 +144,15 @@ class SqliteBackend:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         try:
             # isolation_level=None: no implicit BEGIN; this class owns every transaction.
+            # cached_statements: room for every named statement and the transaction
+            # verbs (about 130; the default 128 would let a process that runs them all
+            # evict and re-prepare the commit's statements).
             self._conn = sqlite3.connect(
-                path, isolation_level=None, check_same_thread=False, timeout=busy_timeout
+                path,
+                isolation_level=None,
+                check_same_thread=False,
+                timeout=busy_timeout,
+                cached_statements=_STATEMENT_CACHE,
             )
             # WAL: readers never block the writer and a crash never corrupts the file.
             _enable_wal(self._conn, busy_timeout)
@@ -161,6 +169,8 @@ class SqliteBackend:
             raise _translate(exc) from exc
         self._lock = threading.RLock()
         self._queries = load_queries("sqlite")
+        # Split once: splitting a block's text costs more than running a small statement.
+        self._blocks = {name: tuple(split_statements(sql)) for name, sql in self._queries.items()}
 
     # -- plumbing --------------------------------------------------------------------
 
@@ -199,7 +209,7 @@ class SqliteBackend:
     def _run_block(self, conn: sqlite3.Connection, name: str, params: Params) -> list[Row]:
         rows: list[Row] = []
         bound = _params(params)
-        for statement in split_statements(self._queries[name]):
+        for statement in self._blocks[name]:
             cursor = conn.execute(statement, bound)
             rows = self._rows(cursor)
         return rows
