@@ -28,6 +28,7 @@ from agentckpt.errors import (
 
 T = TypeVar("T")
 
+_STATEMENT_CACHE = 256
 _UUID_COLUMNS = frozenset({"run_id", "parent_run_id"})
 _BOOL_COLUMNS = frozenset({"is_open", "head_open"})
 
@@ -44,6 +45,39 @@ def _params(params: Params) -> dict[str, Any]:
     return {key: _param(value) for key, value in params.items()}
 
 
+def _bind(write: StepWrite) -> dict[str, Any]:
+    """The commit statements' parameters, bound as SQLite takes them.
+
+    Built in one literal instead of converting ``write.params()`` value by value: only
+    the run id needs converting (bool is an int to sqlite3 already).
+    """
+    return {
+        "run_id": str(write.run_id),
+        "step": write.step,
+        "parent_step": write.parent_step,
+        "kind": write.kind,
+        "is_open": write.is_open,
+        "codec": write.codec,
+        "payload": write.payload,
+        "state_version": write.state_version,
+        "write_version": write.write_version,
+        "raw_bytes": write.raw_bytes,
+        "state_bytes": write.state_bytes,
+        "checksum": write.checksum,
+        "expected_step": write.expected_step,
+        "expected_version": write.expected_version,
+        "epoch": write.epoch,
+        "snapshot_step": write.snapshot_step,
+        "chain_bytes": write.chain_bytes,
+        "seal_step": write.seal_step,
+        "write_token": write.token,
+    }
+
+
+def _timestamp(value: str) -> datetime:
+    return datetime.fromisoformat(value).replace(tzinfo=UTC)
+
+
 def _column(name: str, value: Any) -> Any:
     if value is None:
         return None
@@ -52,7 +86,7 @@ def _column(name: str, value: Any) -> Any:
     if name in _BOOL_COLUMNS:
         return bool(value)
     if name.endswith("_at") and isinstance(value, str):
-        return datetime.fromisoformat(value).replace(tzinfo=UTC)
+        return _timestamp(value)
     return value
 
 
@@ -110,8 +144,15 @@ class SqliteBackend:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         try:
             # isolation_level=None: no implicit BEGIN; this class owns every transaction.
+            # cached_statements: room for every named statement and the transaction
+            # verbs (about 130; the default 128 would let a process that runs them all
+            # evict and re-prepare the commit's statements).
             self._conn = sqlite3.connect(
-                path, isolation_level=None, check_same_thread=False, timeout=busy_timeout
+                path,
+                isolation_level=None,
+                check_same_thread=False,
+                timeout=busy_timeout,
+                cached_statements=_STATEMENT_CACHE,
             )
             # WAL: readers never block the writer and a crash never corrupts the file.
             _enable_wal(self._conn, busy_timeout)
@@ -128,6 +169,8 @@ class SqliteBackend:
             raise _translate(exc) from exc
         self._lock = threading.RLock()
         self._queries = load_queries("sqlite")
+        # Split once: splitting a block's text costs more than running a small statement.
+        self._blocks = {name: tuple(split_statements(sql)) for name, sql in self._queries.items()}
 
     # -- plumbing --------------------------------------------------------------------
 
@@ -166,7 +209,7 @@ class SqliteBackend:
     def _run_block(self, conn: sqlite3.Connection, name: str, params: Params) -> list[Row]:
         rows: list[Row] = []
         bound = _params(params)
-        for statement in split_statements(self._queries[name]):
+        for statement in self._blocks[name]:
             cursor = conn.execute(statement, bound)
             rows = self._rows(cursor)
         return rows
@@ -235,26 +278,76 @@ class SqliteBackend:
     def commit_batch(self, writes: Sequence[StepWrite]) -> list[CommitOutcome]:
         """Commit steps of different runs in one transaction, so one fsync.
 
-        Each write runs under a savepoint: a write whose guard fails is rolled back alone
-        and reported refused, the others commit. An error rolls back the whole batch.
+        Each write of a batch of several runs under a savepoint: a write whose guard fails
+        is rolled back alone and reported refused, the others commit. A lone write needs
+        no savepoint: its transaction is the unit, rolled back when refused. An error
+        rolls back the whole batch.
         """
+        if len(writes) == 1:
+            return [self._locked(lambda conn: self._commit_alone(conn, writes[0]))]
         return self._transaction(lambda conn: [self._commit_one(conn, w) for w in writes])
 
+    def _commit_alone(self, conn: sqlite3.Connection, write: StepWrite) -> CommitOutcome:
+        """One write in its own transaction, without a savepoint.
+
+        A refused guard has changed nothing, so the probe reads the head in the same
+        transaction before it rolls back, as a batch's probe does after its savepoint's
+        rollback. A step found sealed by the upsert (which the guard should have stopped)
+        comes after the guard's write: the transaction rolls back first and the probe
+        then reads the head as committed.
+        """
+        params = _bind(write)
+        cursor = conn.cursor()
+        cursor.execute("BEGIN IMMEDIATE")
+        try:
+            if not self._guard(cursor, params):
+                probe = self._probe(cursor, params)
+                cursor.execute("ROLLBACK")
+                return Refused(probe)
+            stamps = self._write(cursor, write, params)
+        except BaseException:
+            cursor.execute("ROLLBACK")
+            raise
+        if stamps is None:
+            cursor.execute("ROLLBACK")
+            return Refused(self._probe(cursor, params))
+        cursor.execute("COMMIT")
+        return stamps
+
     def _commit_one(self, conn: sqlite3.Connection, write: StepWrite) -> CommitOutcome:
-        """Guard, blobs, history, prune, seal and the step row of one write."""
+        """One write of a batch of several, under a savepoint undone alone when refused."""
+        params = _bind(write)
+        cursor = conn.cursor()
+        cursor.execute("SAVEPOINT step_write")
+        stamps = self._write(cursor, write, params) if self._guard(cursor, params) else None
+        if stamps is None:
+            cursor.execute("ROLLBACK TO step_write")
+            cursor.execute("RELEASE step_write")
+            return Refused(self._probe(cursor, params))
+        cursor.execute("RELEASE step_write")
+        return stamps
+
+    def _guard(self, cursor: sqlite3.Cursor, params: dict[str, Any]) -> bool:
+        """Move the run's head if it is still the one the writer read (and epoch current)."""
+        return cursor.execute(self._queries["commit_guard"], params).rowcount == 1
+
+    def _write(
+        self, cursor: sqlite3.Cursor, write: StepWrite, params: dict[str, Any]
+    ) -> Committed | None:
+        """Metadata, blobs, history, prune, seal and the step row of a guarded write.
+
+        None when the step is found sealed: the caller undoes what this wrote.
+        """
         q = self._queries
-        params = _params(write.params())
-        conn.execute("SAVEPOINT step_write")
-        if conn.execute(q["commit_guard"], params).rowcount != 1:
-            return self._refuse(conn, params)
+        run_id = params["run_id"]
         if write.metadata is not None:
-            self._merge_metadata(conn, params["run_id"], write.metadata)
+            self._merge_metadata(cursor, run_id, write.metadata)
         if write.blobs:
-            conn.executemany(
+            cursor.executemany(
                 q["insert_blob"],
                 [
                     {
-                        "run_id": params["run_id"],
+                        "run_id": run_id,
                         "digest": b.digest,
                         "codec": b.codec,
                         "size": b.size,
@@ -264,11 +357,11 @@ class SqliteBackend:
                 ],
             )
         if write.history:
-            conn.executemany(
+            cursor.executemany(
                 q["insert_history"],
                 [
                     {
-                        "run_id": params["run_id"],
+                        "run_id": run_id,
                         "seq": h.seq,
                         "step": write.step,
                         "item_count": h.item_count,
@@ -280,29 +373,26 @@ class SqliteBackend:
                 ],
             )
         if write.prune_below is not None:
-            conn.execute(q["prune_steps"], {"run_id": params["run_id"], "below": write.prune_below})
+            cursor.execute(q["prune_steps"], {"run_id": run_id, "below": write.prune_below})
         if write.seal_step is not None:
-            conn.execute(q["seal_step"], params)
-        rows = self._rows(conn.execute(q["upsert_step"], params))
-        if not rows:
+            cursor.execute(q["seal_step"], params)
+        row = cursor.execute(q["upsert_step"], params).fetchone()
+        if row is None:
             # The step exists and is sealed; the guard should have stopped this.
-            return self._refuse(conn, params)
-        conn.execute("RELEASE step_write")
-        return Committed(rows[0]["created_at"], rows[0]["updated_at"])
+            return None
+        return Committed(_timestamp(row[0]), _timestamp(row[1]))
 
-    def _refuse(self, conn: sqlite3.Connection, params: dict[str, Any]) -> Refused:
-        """Undo this write's statements and report the run's head as it stands."""
-        conn.execute("ROLLBACK TO step_write")
-        conn.execute("RELEASE step_write")
-        probe = self._rows(conn.execute(self._queries["commit_probe"], params))
-        return Refused(probe[0] if probe else None)
+    def _probe(self, cursor: sqlite3.Cursor, params: dict[str, Any]) -> Row | None:
+        """The run's head and the step as stored now; None when the run does not exist."""
+        probe = self._rows(cursor.execute(self._queries["commit_probe"], params))
+        return probe[0] if probe else None
 
-    def _merge_metadata(self, conn: sqlite3.Connection, run_id: str, patch: str) -> None:
+    def _merge_metadata(self, cursor: sqlite3.Cursor, run_id: str, patch: str) -> None:
         # Top-level keys replace, as jsonb || does on PostgreSQL; json_patch would recurse.
-        current = conn.execute(self._queries["get_metadata"], {"run_id": run_id}).fetchone()
+        current = cursor.execute(self._queries["get_metadata"], {"run_id": run_id}).fetchone()
         merged = orjson.loads(current[0]) if current else {}
         merged.update(orjson.loads(patch))
-        conn.execute(
+        cursor.execute(
             self._queries["set_metadata"],
             {"run_id": run_id, "metadata": orjson.dumps(merged).decode()},
         )

@@ -1,0 +1,142 @@
+"""The SQLite backend's commit: a lone write without a savepoint, a batch's with one.
+
+A lone write is its own transaction, so a refusal rolls the transaction back; in a batch
+of several, a refused write is undone alone under its savepoint and the others land.
+Either way a refused write leaves nothing written and is answered with the head as it
+stands.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import uuid
+from collections.abc import Iterator
+from functools import partial
+
+import pytest
+
+from agentckpt import Store
+from agentckpt._backends.factory import parse_url
+from agentckpt._backends.sqlite import SqliteBackend
+from agentckpt._backends.sqlite_worker import AsyncSqliteBackend
+from agentckpt._core.writes import BlobRow, Committed, Refused, StepWrite
+from tests.support.writes import step_write
+
+
+@pytest.fixture
+def backend(sqlite_url: str) -> Iterator[SqliteBackend]:
+    sqlite = SqliteBackend(parse_url(sqlite_url).location)
+    yield sqlite
+    sqlite.close()
+
+
+def new_run(backend: SqliteBackend, sqlite_url: str) -> uuid.UUID:
+    with Store.connect(sqlite_url) as store:
+        return store.create_run(agent_id="a").run_id
+
+
+def stored(backend: SqliteBackend, run: uuid.UUID) -> tuple[object, ...]:
+    """The run's head, and how many step and blob rows it has."""
+    conn = backend._conn
+    head = conn.execute(
+        "SELECT head_step, head_version, snapshot_step FROM runs WHERE run_id = ?", (str(run),)
+    ).fetchone()
+    steps = conn.execute("SELECT count(*) FROM steps WHERE run_id = ?", (str(run),)).fetchone()
+    blobs = conn.execute("SELECT count(*) FROM blobs WHERE run_id = ?", (str(run),)).fetchone()
+    return (tuple(head), steps[0], blobs[0])
+
+
+def with_blob(write: StepWrite) -> StepWrite:
+    return dataclasses.replace(write, blobs=(BlobRow("d" * 64, "json", 2, b"{}"),))
+
+
+def test_a_lone_write_refused_by_its_guard_writes_nothing(
+    backend: SqliteBackend, sqlite_url: str
+) -> None:
+    run = new_run(backend, sqlite_url)
+    before = stored(backend, run)
+    stale = dataclasses.replace(with_blob(step_write(run)), expected_version=7)
+    [outcome] = backend.commit_batch([stale])
+    assert isinstance(outcome, Refused)
+    assert outcome.probe is not None
+    assert outcome.probe["head_version"] == 0
+    assert stored(backend, run) == before
+    assert not backend._conn.in_transaction
+
+
+def test_a_lone_write_refused_after_its_guard_is_rolled_back_whole(
+    backend: SqliteBackend, sqlite_url: str
+) -> None:
+    run = new_run(backend, sqlite_url)
+    [first] = backend.commit_batch([step_write(run)])  # step 1, sealed (is_open False)
+    assert isinstance(first, Committed)
+    before = stored(backend, run)
+    # The guard matches (the head is step 1, version 1) but step 1 is sealed: the upsert
+    # refuses, after the guard and the blob were written.
+    again = dataclasses.replace(
+        with_blob(step_write(run)), expected_step=1, expected_version=1, write_version=2
+    )
+    [outcome] = backend.commit_batch([again])
+    assert isinstance(outcome, Refused)
+    assert outcome.probe is not None
+    assert (outcome.probe["head_step"], outcome.probe["head_version"]) == (1, 1)
+    assert stored(backend, run) == before
+    assert not backend._conn.in_transaction
+
+
+def test_a_batch_of_several_undoes_a_refused_write_alone(
+    backend: SqliteBackend, sqlite_url: str
+) -> None:
+    runs = [new_run(backend, sqlite_url) for _ in range(3)]
+    before = stored(backend, runs[1])
+    writes = [
+        with_blob(step_write(runs[0])),
+        dataclasses.replace(with_blob(step_write(runs[1])), expected_version=7),
+        with_blob(step_write(runs[2])),
+    ]
+    outcomes = backend.commit_batch(writes)
+    assert isinstance(outcomes[0], Committed)
+    assert isinstance(outcomes[1], Refused)
+    assert isinstance(outcomes[2], Committed)
+    assert stored(backend, runs[1]) == before
+    for run in (runs[0], runs[2]):
+        assert stored(backend, run) == ((1, 1, 1), 1, 1)
+    assert not backend._conn.in_transaction
+
+
+def test_a_lone_write_that_fails_rolls_back_and_raises(
+    backend: SqliteBackend, sqlite_url: str
+) -> None:
+    run = new_run(backend, sqlite_url)
+    before = stored(backend, run)
+    with pytest.raises(Exception, match="CHECK constraint failed"):
+        backend.commit_batch([with_blob(step_write(run, kind="bogus"))])
+    assert stored(backend, run) == before
+    assert not backend._conn.in_transaction
+
+
+def test_the_worker_thread_runs_calls_in_order_and_answers_each(sqlite_url: str) -> None:
+    async def main() -> None:
+        worker = AsyncSqliteBackend(SqliteBackend(parse_url(sqlite_url).location))
+        order: list[int] = []
+
+        def record(i: int) -> int:
+            order.append(i)
+            return i * 10
+
+        def fail() -> None:
+            raise ValueError("from the thread")
+
+        answers = await asyncio.gather(*(worker._call(partial(record, i)) for i in range(50)))
+        assert answers == [i * 10 for i in range(50)]
+        assert order == list(range(50))
+        with pytest.raises(ValueError, match="from the thread"):
+            await worker._call(fail)
+        assert await worker.read("applied_migrations", {})
+        await worker.close()
+        with pytest.raises(RuntimeError, match="after shutdown"):
+            await worker._call(partial(record, 99))
+        assert 99 not in order
+
+    asyncio.run(main())
