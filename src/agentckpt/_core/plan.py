@@ -258,7 +258,11 @@ def _member_delta(
                 patch.extend(append_ops(after[len(before) :], pointer))
                 changes[index] = (new, prefix)
                 continue
-            op = _replace_op(pointer, after, new, limits)
+            # A container that is much of the state is diffed: its replace op would be
+            # about the state's size, where a diff of a small change stays small (and the
+            # step would become a snapshot).
+            whole = not _is_scalar(after) and len(new) * _REPLACE_SHARE > members.size()
+            op = None if whole else _replace_op(pointer, after, new, limits)
             if op is None:
                 diff_into(before, after, pointer, patch)
             else:
@@ -287,6 +291,8 @@ def _member_delta(
 # What a member replaced whole may be: a scalar (its ``replace`` op is what a diff gives)
 # or a container this small (a diff of it would save little and cost a Python walk).
 _REPLACE_BYTES = 2048
+# ... and at most this fraction (1/n) of the whole state's encoding.
+_REPLACE_SHARE = 4
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
