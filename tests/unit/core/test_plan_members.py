@@ -294,6 +294,20 @@ def test_a_small_member_replaced_whole_is_one_replace_op() -> None:
     ]
 
 
+def test_a_small_change_to_a_member_that_is_most_of_the_state_stays_a_small_delta() -> None:
+    """A container over a quarter of the state is diffed, not replaced whole: its replace
+    op would be about the state's size and turn the step into a snapshot."""
+    old = {"v": 1, "checkpoint": {f"channel_{i}": f"version {i}" for i in range(20)}}
+    first = commit(EMPTY_HEAD, old)
+    new = {"v": 1, "checkpoint": {**old["checkpoint"], "channel_3": "version 99"}}
+    plan = commit(first.head, new)
+    assert plan.kind == "delta"
+    assert document(plan) == [
+        {"op": "replace", "path": "/checkpoint/channel_3", "value": "version 99"}
+    ]
+    check(plan, old, new)
+
+
 def test_the_new_head_keeps_the_callers_scalars_and_its_own_containers() -> None:
     """Scalars are immutable, so sharing them is exact (and lets the next commit skip
     their strict check); containers stay the store's, whatever the caller does next."""
