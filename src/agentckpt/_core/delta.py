@@ -246,14 +246,15 @@ def _size_reaches(value: Any, budget: int) -> bool:
     return total >= budget
 
 
-def apply(doc: Any, patch: Patch, *, in_place: bool = False) -> Any:
+def apply(doc: Any, patch: Patch, *, in_place: bool = False, consume: bool = False) -> Any:
     """Apply ``patch`` to ``doc`` and return the result.
 
     By default ``doc`` is left untouched: only the containers along the patched paths are
     copied (shallowly), and the result shares every unchanged subtree with ``doc``. With
     ``in_place=True`` those containers are modified instead; the root may still be replaced,
     so always use the returned value. Values taken from the patch are copied, so mutating
-    the result never changes the patch.
+    the result never changes the patch; with ``consume=True`` they are not (the caller
+    gives the patch away, e.g. one it has just decoded, and never uses it again).
 
     Raises:
         InvalidPatchError: naming the op's index and path, if an op is unknown or malformed,
@@ -267,11 +268,13 @@ def apply(doc: Any, patch: Patch, *, in_place: bool = False) -> Any:
     owned: dict[int, Any] = {}
     root = doc
     for index, op in enumerate(patch):
-        root = _apply_op(root, op, index, owned, in_place)
+        root = _apply_op(root, op, index, owned, in_place, consume)
     return root
 
 
-def _apply_op(root: Any, op: Any, index: int, owned: dict[int, Any], in_place: bool) -> Any:
+def _apply_op(
+    root: Any, op: Any, index: int, owned: dict[int, Any], in_place: bool, consume: bool
+) -> Any:
     if type(op) is not dict:
         raise InvalidPatchError(f"patch op {index}: an op is a dict, not a {type(op).__name__}")
     name = op.get("op")
@@ -289,7 +292,7 @@ def _apply_op(root: Any, op: Any, index: int, owned: dict[int, Any], in_place: b
     if name != "remove":
         if "value" not in op:
             raise InvalidPatchError(f"{where}: the op has no 'value'")
-        value = _clone(op["value"])
+        value = op["value"] if consume else _clone(op["value"])
         if type(value) is dict or type(value) is list:
             owned[id(value)] = value
     if not path:

@@ -549,7 +549,8 @@ def _apply_row(state: Any, row: dict[str, Any], *, where: str, in_place: bool) -
     if row["kind"] == "snapshot":
         return document
     try:
-        return apply(state, document, in_place=in_place)
+        # The delta was decoded just now and is dropped after: its values need no copy.
+        return apply(state, document, in_place=in_place, consume=True)
     except ValueError as exc:
         raise CorruptDataError(f"{where}: delta does not apply: {exc}") from exc
 

@@ -94,8 +94,22 @@ def test_apply_diff_gives_exactly_new(pair: tuple[Any, Any]) -> None:
     # The patch as it comes back from storage works the same.
     stored = decode(encode(patch))
     assert same(apply(decode(old_bytes), stored), new)
-    # In place gives the same result.
+    # In place gives the same result, and so does a patch given away (its values used as
+    # they are, as the store does with a delta it has just decoded).
     assert same(apply(decode(old_bytes), stored, in_place=True), new)
+    assert same(apply(decode(old_bytes), decode(encode(patch)), consume=True), new)
+
+
+def test_a_consumed_patch_gives_its_values_to_the_result() -> None:
+    value = {"role": "user", "content": "hi"}
+    result = apply(
+        {"messages": []}, [{"op": "add", "path": "/messages/-", "value": value}], consume=True
+    )
+    assert result == {"messages": [value]}
+    assert result["messages"][0] is value
+    copied = apply({"messages": []}, [{"op": "add", "path": "/messages/-", "value": value}])
+    assert copied == result
+    assert copied["messages"][0] is not value
 
 
 @PROPERTY
