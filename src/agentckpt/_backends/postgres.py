@@ -144,33 +144,6 @@ def batch_params(writes: Sequence[StepWrite]) -> dict[str, PgArray]:
     }
 
 
-def single_params(write: StepWrite) -> dict[str, Any]:
-    """The parameters of ``commit_step``: one write without blobs or history."""
-    return {
-        "run_id": write.run_id,
-        "step": write.step,
-        "parent_step": write.parent_step,
-        "kind": write.kind,
-        "is_open": write.is_open,
-        "codec": write.codec,
-        "payload": write.payload,
-        "state_version": write.state_version,
-        "write_version": write.write_version,
-        "raw_bytes": write.raw_bytes,
-        "state_bytes": write.state_bytes,
-        "checksum": write.checksum,
-        "expected_step": write.expected_step,
-        "expected_version": write.expected_version,
-        "epoch": write.epoch,
-        "snapshot_step": write.snapshot_step,
-        "chain_bytes": write.chain_bytes,
-        "prune_below": write.prune_below,
-        "seal_step": write.seal_step,
-        "metadata": write.metadata,
-        "token": write.token,
-    }
-
-
 def session_options(tenant: str, nonce: str) -> str:
     """The libpq ``-c`` options that give a new session the store's tenant (and the pool's
     nonce, which proves it later). A tenant name has no space or quote (check_tenant)."""
@@ -684,7 +657,7 @@ class PostgresBackend:
                     self._router = ShardRouter(q, SET_TENANT, {"tenant": self.tenant})
                 return self._router.commit(conn, writes)
             if len(writes) == 1 and not writes[0].blobs and not writes[0].history:
-                rows = self._scoped(conn, q["commit_step"], single_params(writes[0]))
+                rows = self._scoped(conn, q["commit_step"], writes[0].params())
             else:
                 rows = self._scoped(conn, q["commit_steps"], batch_params(writes))
             landed = {row["run_id"]: row for row in rows}

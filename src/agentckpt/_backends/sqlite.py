@@ -46,32 +46,11 @@ def _params(params: Params) -> dict[str, Any]:
 
 
 def _bind(write: StepWrite) -> dict[str, Any]:
-    """The commit statements' parameters, bound as SQLite takes them.
-
-    Built in one literal instead of converting ``write.params()`` value by value: only
-    the run id needs converting (bool is an int to sqlite3 already).
-    """
-    return {
-        "run_id": str(write.run_id),
-        "step": write.step,
-        "parent_step": write.parent_step,
-        "kind": write.kind,
-        "is_open": write.is_open,
-        "codec": write.codec,
-        "payload": write.payload,
-        "state_version": write.state_version,
-        "write_version": write.write_version,
-        "raw_bytes": write.raw_bytes,
-        "state_bytes": write.state_bytes,
-        "checksum": write.checksum,
-        "expected_step": write.expected_step,
-        "expected_version": write.expected_version,
-        "epoch": write.epoch,
-        "snapshot_step": write.snapshot_step,
-        "chain_bytes": write.chain_bytes,
-        "seal_step": write.seal_step,
-        "write_token": write.token,
-    }
+    """The named parameters of a write's statements: the write's own, with the run id as
+    the text SQLite stores (bool is an int to sqlite3 already)."""
+    params = write.params()
+    params["run_id"] = str(write.run_id)
+    return params
 
 
 def _timestamp(value: str) -> datetime:

@@ -143,7 +143,7 @@ INSERT INTO steps AS s (run_id, step, parent_step, kind, is_open, codec, payload
 SELECT head.run_id, %(step)b::bigint, %(parent_step)b::bigint, %(kind)b::text,
        %(is_open)b::boolean, %(codec)b::text, %(payload)b::bytea,
        %(state_version)b::integer, %(write_version)b::integer, %(raw_bytes)b::integer,
-       %(state_bytes)b::bigint, %(checksum)b::bytea, %(token)b::bytea, now()
+       %(state_bytes)b::bigint, %(checksum)b::bytea, %(write_token)b::bytea, now()
 FROM head
 ON CONFLICT (run_id, step) DO UPDATE SET
     parent_step = EXCLUDED.parent_step, kind = EXCLUDED.kind, is_open = EXCLUDED.is_open,
