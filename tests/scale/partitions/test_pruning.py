@@ -55,7 +55,8 @@ def test_every_run_table_is_hash_partitioned_keeping_keys_and_settings(url: str)
 # execution, so its plan names none.
 SCANNING = [h for h in HOT if not h[1].startswith("routed_")] + [
     ("commit: the batch statement", "commit_steps", COMMIT_BATCH),
-    ("commit: the single-write statement", "commit_step", STEP),
+    # commit_step takes a write's own parameters (StepWrite.params()), token as write_token.
+    ("commit: the single-write statement", "commit_step", {**STEP, "write_token": STEP["token"]}),
 ]
 
 
