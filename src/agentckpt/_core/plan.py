@@ -258,11 +258,7 @@ def _member_delta(
                 patch.extend(append_ops(after[len(before) :], pointer))
                 changes[index] = (new, prefix)
                 continue
-            # A container that is much of the state is diffed: its replace op would be
-            # about the state's size, where a diff of a small change stays small (and the
-            # step would become a snapshot).
-            whole = not _is_scalar(after) and len(new) * _REPLACE_SHARE > members.size()
-            op = None if whole else _replace_op(pointer, after, new, limits)
+            op = _replace_op(pointer, after, new, limits, members.size())
             if op is None:
                 diff_into(before, after, pointer, patch)
             else:
@@ -300,9 +296,13 @@ def _is_scalar(value: Any) -> bool:
     return type(value) in _SCALARS
 
 
-def _replace_op(pointer: str, value: Any, encoded: bytes, limits: Limits) -> bytes | None:
+def _replace_op(
+    pointer: str, value: Any, encoded: bytes, limits: Limits, state_size: int
+) -> bytes | None:
     """The encoding of the op ``replace pointer by value``, or None when the member is
-    to be diffed (a large container) or checked op by op (it may be invalid).
+    to be diffed (a large container, or one that is much of the ``state_size`` bytes of
+    the state: its op would be about the state's size, where a diff of a small change
+    stays small and the step a delta) or checked op by op (it may be invalid).
 
     ``encoded`` is orjson's strict encoding of ``value``: it already refused lone
     surrogates, integers beyond 64 bits, subclasses of str, int, dict and list, and
@@ -316,6 +316,7 @@ def _replace_op(pointer: str, value: Any, encoded: bytes, limits: Limits) -> byt
             return None  # NaN or an infinity: validate_patch says so, with its path
     elif (
         len(encoded) > _REPLACE_BYTES
+        or len(encoded) * _REPLACE_SHARE > state_size
         or (type(value) is not dict and type(value) is not list)
         or not valid_container(value, limits.max_depth - 1)
     ):
