@@ -294,6 +294,29 @@ def test_bad_step_number_is_refused_before_any_write(make_store: Any, step: Any)
     assert store.commit(run.run_id, {"n": 2}).step == 2
 
 
+@pytest.mark.parametrize("step", [-1, 2**63, 2**70, True, 1.0, "3"])
+def test_bad_step_number_to_read_or_fork_is_refused(make_store: Any, step: Any) -> None:
+    """state_at and fork name the bad step (2**70 was an OverflowError from the SQLite
+    driver, True read step 1, a fork of True made a run)."""
+    store = make_store(policy=KEEP_ALL)
+    run = store.create_run()
+    store.commit(run.run_id, {"n": 1})
+    for call in (lambda: store.state_at(run.run_id, step), lambda: store.fork(run.run_id, step)):
+        with pytest.raises(InvalidValueError, match=r"step .* must be an int from 0 to"):
+            call()
+    assert [r.run_id for r in store.list_runs()] == [run.run_id]
+
+
+@pytest.mark.parametrize("head", [-1, 2**63, True, 1.0])
+def test_bad_expected_head_is_refused_before_any_write(make_store: Any, head: Any) -> None:
+    store = make_store(policy=KEEP_ALL)
+    run = store.create_run()
+    store.commit(run.run_id, {"n": 1})
+    with pytest.raises(InvalidValueError, match=r"expected_head .* must be an int from 0 to"):
+        store.commit(run.run_id, {"n": 2}, expected_head=head)
+    assert [info.step for info in store.steps(run.run_id)] == [1]
+
+
 @pytest.mark.parametrize("epoch", [-1, 2**64, "1"])
 def test_bad_epoch_is_refused_before_any_write(make_store: Any, epoch: Any) -> None:
     store = make_store(policy=KEEP_ALL)

@@ -32,10 +32,15 @@ class SnapshotPolicy:
     prune: bool = True
 
     def __post_init__(self) -> None:
-        if self.interval < 1:
-            raise ValueError(f"interval must be >= 1, got {self.interval}")
-        if self.max_chain_bytes < 0:
-            raise ValueError(f"max_chain_bytes must be >= 0, got {self.max_chain_bytes}")
+        # bool is an int subclass: interval=True would be a cadence of one step by accident.
+        if type(self.interval) is not int or self.interval < 1:
+            raise ValueError(f"interval must be an integer >= 1, got {self.interval!r}")
+        if type(self.max_chain_bytes) is not int or self.max_chain_bytes < 0:
+            raise ValueError(
+                f"max_chain_bytes must be an integer >= 0, got {self.max_chain_bytes!r}"
+            )
+        if type(self.prune) is not bool:
+            raise ValueError(f"prune must be True or False, got {self.prune!r}")
 
     def choose(
         self,

@@ -55,3 +55,25 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} is not at least 1")
     return value
+
+
+def port(text: str) -> int:
+    """An argparse type for ``--port``: a TCP port, 0 for any free one."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{value} is not a port (0 to 65535; 0: any free one)")
+    return value
+
+
+def cursor(text: str) -> Any:
+    """An argparse type for ``--after``: the cursor a previous page printed."""
+    from agentckpt.errors import InvalidValueError
+    from agentckpt.ops.views import RunCursor
+
+    try:
+        return RunCursor.parse(text)
+    except InvalidValueError as exc:
+        raise argparse.ArgumentTypeError(exc.reason) from None

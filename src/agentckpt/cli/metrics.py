@@ -7,7 +7,7 @@ import argparse
 import sys
 import threading
 
-from agentckpt.cli.command import Subparsers
+from agentckpt.cli.command import Subparsers, port
 
 
 def register(
@@ -29,7 +29,7 @@ def register(
         "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)"
     )
     serve.add_argument(
-        "--port", type=int, default=9464, help="port to listen on (default 9464; 0: any free one)"
+        "--port", type=port, default=9464, help="port to listen on (default 9464; 0: any free one)"
     )
     serve.set_defaults(func=run_serve)
 
@@ -43,8 +43,6 @@ def run_serve(args: argparse.Namespace) -> int:
     from agentckpt.telemetry.prometheus import PrometheusMetrics, serve_metrics
     from agentckpt.telemetry.store_gauges import StoreGauges
 
-    if not 0 <= args.port <= 65535:
-        raise ConfigurationError(f"--port must be from 0 to 65535, got {args.port}")
     url = store_url(args)
     store = open_store(url)
     try:

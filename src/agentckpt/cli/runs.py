@@ -9,7 +9,7 @@ import sys
 from dataclasses import asdict
 from typing import Any
 
-from agentckpt.cli.command import Subparsers, duration, run_id
+from agentckpt.cli.command import Subparsers, cursor, duration, run_id
 from agentckpt.ops import kinds
 
 # The statuses agentckpt itself sets, and the kinds of run it stores: what --status and
@@ -74,6 +74,7 @@ def register(
     lister.add_argument(
         "--after",
         metavar="CURSOR",
+        type=cursor,
         help="start after this cursor (the one the previous page's last line names)",
     )
     lister.add_argument(

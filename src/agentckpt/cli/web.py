@@ -6,7 +6,7 @@ import argparse
 import os
 from typing import Any
 
-from agentckpt.cli.command import CommandLineError, Subparsers
+from agentckpt.cli.command import CommandLineError, Subparsers, port
 
 ENV_TOKEN = "AGENTCKPT_INSPECT_TOKEN"
 
@@ -25,7 +25,7 @@ def register(
         f"address needs --token (or ${ENV_TOKEN}), which every request must then carry.",
     )
     cmd.add_argument("--host", default="127.0.0.1", help="address to bind (127.0.0.1)")
-    cmd.add_argument("--port", type=int, default=8765, help="port (8765; 0 picks a free one)")
+    cmd.add_argument("--port", type=port, default=8765, help="port (8765; 0 picks a free one)")
     cmd.add_argument(
         "--token", help=f"access token that requests must carry (default: ${ENV_TOKEN})"
     )

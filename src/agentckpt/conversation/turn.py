@@ -30,6 +30,7 @@ from agentckpt._core.policy import SnapshotPolicy
 from agentckpt._core.writes import BlobRow, HistoryRow
 from agentckpt.conversation import queries
 from agentckpt.conversation.archive import choose_cut, segment_row
+from agentckpt.conversation.checks import check_call, check_duration, check_message, check_usage
 from agentckpt.conversation.coalesce import Coalescer
 from agentckpt.conversation.fields import validate_at
 from agentckpt.conversation.model import ArchiveInfo, ConversationState, Message, ToolCall
@@ -196,6 +197,7 @@ class Conversation:
                 "complete it before adding the next user message"
             )
         message = Message("user", content, timestamp=timestamp or now_timestamp(), extra=extra)
+        check_message(message, f"/conversation/{len(self.state.conversation)}")
         mark = self._mark()
         try:
             self._archive_if_large(mark)
@@ -215,6 +217,7 @@ class Conversation:
         Returns True if it caused a write. Its tool calls' results are offloaded as usual.
         """
         self._require_open()
+        check_message(message, f"/conversation/{len(self.state.conversation)}")
         if message.role == "user":
             raise TurnError("a user message starts a turn: use add_user_message()")
         mark = self._mark(calls=message.tool_calls or ())
@@ -251,6 +254,8 @@ class Conversation:
             self.add_message(message)
             return None
         self._require_open()
+        check_message(message, f"/conversation/{len(self.state.conversation)}")
+        check_usage(input_tokens, output_tokens, cost_usd)
         mark = self._mark(calls=message.tool_calls or ())
         try:
             # Not checked here nor flushed: the sealing commit checks and writes it now.
@@ -307,6 +312,7 @@ class Conversation:
         reply = self._reply
         index = len(self.state.conversation) - (reply is not None)
         position = 0 if reply is None or reply.tool_calls is None else len(reply.tool_calls)
+        check_call(call, f"/conversation/{index}/tool_calls/{position}")
         validate_at(
             call.to_json(), f"/conversation/{index}/tool_calls/{position}", limits=self._limits
         )
@@ -333,10 +339,22 @@ class Conversation:
         the call without it, as before.
         """
         self._require_open()
+        path = self._call_path(call)
+        if path is None:
+            raise TurnError(
+                f"conversation {self.conversation_id}: the tool call is not one of the open "
+                "turn's; start_tool_call() in this turn returns the calls to finish"
+            )
+        if call.has_result:
+            raise TurnError(
+                f"conversation {self.conversation_id}: tool call {call.tool_name!r} already "
+                "has its result; a result is recorded once"
+            )
+        check_duration(duration_ms, path.removesuffix("/result"))
         mark = self._mark(calls=[call])
         try:
             # Redacted before it can reach a blob: the offload below encodes it.
-            result = self._redact(result, self._call_path(call))
+            result = self._redact(result, path)
             call.set_result(result, duration_ms=duration_ms)
             self._offload(call)
             self._coalescer.changed()
@@ -371,6 +389,7 @@ class Conversation:
         even with an error result, so no model ever sees a call without its result.
         """
         self._require_open()
+        check_usage(input_tokens, output_tokens, cost_usd)
         return self._seal(
             self._mark(), input_tokens=input_tokens, output_tokens=output_tokens, cost_usd=cost_usd
         )
@@ -475,13 +494,14 @@ class Conversation:
                 out[key] = self._redact(out[key], f"{path}/{key}")
         return out
 
-    def _call_path(self, call: ToolCall) -> str:
-        """The JSON Pointer of ``call``'s result in the stored state."""
+    def _call_path(self, call: ToolCall) -> str | None:
+        """The JSON Pointer of ``call``'s result in the stored state; None when ``call``
+        is not one of the open turn's."""
         for i in range(len(self.state.conversation) - 1, self._turn_start - 1, -1):
             for j, other in enumerate(self.state.conversation[i].tool_calls or ()):
                 if other is call:
                     return f"/conversation/{i}/tool_calls/{j}/result"
-        return "/result"
+        return None
 
     def _offload(self, call: ToolCall) -> None:
         """Move a large (or reference-shaped) inline result to a blob of this commit."""

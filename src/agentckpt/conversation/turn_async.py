@@ -29,6 +29,7 @@ from agentckpt._core.policy import SnapshotPolicy
 from agentckpt._core.writes import BlobRow, HistoryRow
 from agentckpt.conversation import queries
 from agentckpt.conversation.archive import choose_cut, segment_row
+from agentckpt.conversation.checks import check_call, check_duration, check_message, check_usage
 from agentckpt.conversation.coalesce import Coalescer
 from agentckpt.conversation.fields import validate_at
 from agentckpt.conversation.model import ArchiveInfo, ConversationState, Message, ToolCall
@@ -195,6 +196,7 @@ class AsyncConversation:
                 "complete it before adding the next user message"
             )
         message = Message("user", content, timestamp=timestamp or now_timestamp(), extra=extra)
+        check_message(message, f"/conversation/{len(self.state.conversation)}")
         mark = self._mark()
         try:
             self._archive_if_large(mark)
@@ -214,6 +216,7 @@ class AsyncConversation:
         Returns True if it caused a write. Its tool calls' results are offloaded as usual.
         """
         self._require_open()
+        check_message(message, f"/conversation/{len(self.state.conversation)}")
         if message.role == "user":
             raise TurnError("a user message starts a turn: use add_user_message()")
         mark = self._mark(calls=message.tool_calls or ())
@@ -250,6 +253,8 @@ class AsyncConversation:
             await self.add_message(message)
             return None
         self._require_open()
+        check_message(message, f"/conversation/{len(self.state.conversation)}")
+        check_usage(input_tokens, output_tokens, cost_usd)
         mark = self._mark(calls=message.tool_calls or ())
         try:
             # Not checked here nor flushed: the sealing commit checks and writes it now.
@@ -306,6 +311,7 @@ class AsyncConversation:
         reply = self._reply
         index = len(self.state.conversation) - (reply is not None)
         position = 0 if reply is None or reply.tool_calls is None else len(reply.tool_calls)
+        check_call(call, f"/conversation/{index}/tool_calls/{position}")
         validate_at(
             call.to_json(), f"/conversation/{index}/tool_calls/{position}", limits=self._limits
         )
@@ -332,10 +338,22 @@ class AsyncConversation:
         the call without it, as before.
         """
         self._require_open()
+        path = self._call_path(call)
+        if path is None:
+            raise TurnError(
+                f"conversation {self.conversation_id}: the tool call is not one of the open "
+                "turn's; start_tool_call() in this turn returns the calls to finish"
+            )
+        if call.has_result:
+            raise TurnError(
+                f"conversation {self.conversation_id}: tool call {call.tool_name!r} already "
+                "has its result; a result is recorded once"
+            )
+        check_duration(duration_ms, path.removesuffix("/result"))
         mark = self._mark(calls=[call])
         try:
             # Redacted before it can reach a blob: the offload below encodes it.
-            result = self._redact(result, self._call_path(call))
+            result = self._redact(result, path)
             call.set_result(result, duration_ms=duration_ms)
             self._offload(call)
             self._coalescer.changed()
@@ -370,6 +388,7 @@ class AsyncConversation:
         even with an error result, so no model ever sees a call without its result.
         """
         self._require_open()
+        check_usage(input_tokens, output_tokens, cost_usd)
         return await self._seal(
             self._mark(), input_tokens=input_tokens, output_tokens=output_tokens, cost_usd=cost_usd
         )
@@ -474,13 +493,14 @@ class AsyncConversation:
                 out[key] = self._redact(out[key], f"{path}/{key}")
         return out
 
-    def _call_path(self, call: ToolCall) -> str:
-        """The JSON Pointer of ``call``'s result in the stored state."""
+    def _call_path(self, call: ToolCall) -> str | None:
+        """The JSON Pointer of ``call``'s result in the stored state; None when ``call``
+        is not one of the open turn's."""
         for i in range(len(self.state.conversation) - 1, self._turn_start - 1, -1):
             for j, other in enumerate(self.state.conversation[i].tool_calls or ()):
                 if other is call:
                     return f"/conversation/{i}/tool_calls/{j}/result"
-        return "/result"
+        return None
 
     def _offload(self, call: ToolCall) -> None:
         """Move a large (or reference-shaped) inline result to a blob of this commit."""

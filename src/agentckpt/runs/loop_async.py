@@ -181,7 +181,12 @@ class AsyncAgentRun:
     ) -> None:
         # Applied to every string of each state (and each recorded effect result) before
         # it is stored (agentckpt.redaction); the records go in the step's metadata.
-        self.redactors: tuple[Redactor, ...] = tuple(redactors)
+        try:
+            self.redactors: tuple[Redactor, ...] = tuple(redactors)
+        except TypeError:
+            raise ConfigurationError(
+                f"redactors must be a list of redactors, not {type(redactors).__name__}"
+            ) from None
         if run_id is not None and name is not None:
             raise ConfigurationError("pass run_id or name, not both: a name is a run id")
         if name is not None:
@@ -191,7 +196,10 @@ class AsyncAgentRun:
         self.name = name
         # This run's snapshot cadence, passed with each commit: the run shares the
         # caller's store (and its view of the run's head) whatever its interval.
-        self.policy = replace(store.policy, interval=snapshot_interval)
+        try:
+            self.policy = replace(store.policy, interval=snapshot_interval)
+        except ValueError as exc:
+            raise ConfigurationError(f"snapshot_{exc}") from None
         self.store = store
         self.agent_id = agent_id
         self.kind = kind
@@ -337,6 +345,10 @@ class AsyncAgentRun:
         the iteration ends, also by ``break``; the run then stays active. With
         ``async with run:`` around the loop the lease is held until the block ends.
         """
+        if max_steps is not None and (type(max_steps) is not int or max_steps < 0):
+            raise ConfigurationError(
+                f"max_steps must be an integer >= 0 or None, got {max_steps!r}"
+            )
         opened_here = not self._open
         await self.open()
         try:

@@ -558,6 +558,8 @@ class Store:
             check_number("step", step)
         if epoch is not None:
             check_number("epoch", epoch)
+        if expected_head is not None and expected_head is not ...:
+            check_number("expected_head", expected_head)
         head = self._head(rid)
         in_flight = self._in_flight.pop(rid, None)
         # The previous commit of this run failed with its outcome unknown and a step with
@@ -853,6 +855,7 @@ class Store:
     def state_at(self, run_id: RunId, step: int) -> Checkpoint:
         """The run's state at a kept step; :class:`StepNotFoundError` if it is not kept."""
         rid = as_run_id(run_id)
+        check_number("step", step)
         rows = self.open_rows(
             STEP,
             self.backend.read(queries.LOAD_CHAIN, {"run_id": rid, "step": step}),

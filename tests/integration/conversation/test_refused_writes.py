@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from agentckpt import InvalidValueError, StaleHeadError
-from agentckpt.conversation import ConversationOptions, Message, ToolCall
+from agentckpt.conversation import ConversationOptions, Message, ToolCall, TurnError
 from tests.integration.conversation.conftest import spy_commits
 from tests.support.conversation import CONFIG, TOOLS, FakeClock, dump, dumps, step_rows
 from tests.support.dbsql import run_sql
@@ -22,6 +22,10 @@ DEEP: Any = "bottom"
 for _ in range(300):  # deeper than Limits.max_depth (200)
     DEEP = [DEEP]
 BIG_BAD = {"rows": ["row " * 10] * 500, "score": NAN}  # over blob_threshold, not storable
+# Values of the wrong type for a field the reader checks: written, they would make the
+# conversation impossible to open again.
+FIVE: Any = 5
+TEXT: Any = "3"
 
 
 def start(conversations: Any) -> Any:
@@ -53,6 +57,7 @@ WHEN_CLOSED: dict[str, Refused] = {
     "user message lone surrogate": lambda conv, _: conv.add_user_message(LONE),
     "user message too deep": lambda conv, _: conv.add_user_message(DEEP),
     "user message extra NaN": lambda conv, _: conv.add_user_message("q", extra={"x": NAN}),
+    "user message timestamp int": lambda conv, _: conv.add_user_message("q", timestamp=FIVE),
 }
 
 WHEN_OPEN: dict[str, Refused] = {
@@ -84,6 +89,48 @@ WHEN_OPEN: dict[str, Refused] = {
     "finish_tool_call NaN": lambda conv, call: conv.finish_tool_call(call, NAN),
     "finish_tool_call blob NaN": lambda conv, call: conv.finish_tool_call(call, BIG_BAD),
     "complete_turn cost NaN": lambda conv, _: conv.complete_turn(cost_usd=NAN),
+    "add_message role int": lambda conv, _: conv.add_message(Message(FIVE, "x")),
+    "add_message role empty": lambda conv, _: conv.add_message(Message("", "x")),
+    "add_message timestamp int": lambda conv, _: conv.add_message(
+        Message("assistant", "x", timestamp=FIVE)
+    ),
+    "add_message tool_calls str": lambda conv, _: conv.add_message(
+        Message("assistant", "x", tool_calls=TEXT)
+    ),
+    "add_message call without name": lambda conv, _: conv.add_message(
+        Message("assistant", "x", tool_calls=[ToolCall("", {}, result=1)])
+    ),
+    "add_message call duration str": lambda conv, _: conv.add_message(
+        Message(
+            "assistant", "x", tool_calls=[ToolCall("search_web", {}, result=1, duration_ms=TEXT)]
+        )
+    ),
+    "assistant message timestamp int": lambda conv, _: conv.add_assistant_message(
+        "x", timestamp=FIVE
+    ),
+    "assistant message tokens negative": lambda conv, _: conv.add_assistant_message(
+        "x", input_tokens=-1
+    ),
+    "assistant message tokens str": lambda conv, _: conv.add_assistant_message(
+        "x", output_tokens=TEXT
+    ),
+    "assistant message cost negative": lambda conv, _: conv.add_assistant_message(
+        "x", cost_usd=-0.5
+    ),
+    "start_tool_call name int": lambda conv, _: conv.start_tool_call(FIVE, {}),
+    "start_tool_call name empty": lambda conv, _: conv.start_tool_call("", {}),
+    "finish_tool_call duration bool": lambda conv, call: conv.finish_tool_call(
+        call, 1, duration_ms=True
+    ),
+    "finish_tool_call duration negative": lambda conv, call: conv.finish_tool_call(
+        call, 1, duration_ms=-1
+    ),
+    "finish_tool_call duration infinite": lambda conv, call: conv.finish_tool_call(
+        call, 1, duration_ms=float("inf")
+    ),
+    "complete_turn tokens float": lambda conv, _: conv.complete_turn(input_tokens=1.5),
+    "complete_turn tokens bool": lambda conv, _: conv.complete_turn(output_tokens=True),
+    "complete_turn cost str": lambda conv, _: conv.complete_turn(cost_usd=TEXT),
 }
 
 
@@ -244,3 +291,39 @@ def test_a_superseded_handle_is_left_as_it_was(make_conversations: Any) -> None:
         conv.add_user_message("q2", timestamp="T")
     assert view(conv) == before
     assert newer.add_user_message("q2", timestamp="T").step == 2
+
+
+MISUSED: dict[str, Refused] = {
+    "a result given twice": lambda conv, call: conv.finish_tool_call(call, {"again": True}),
+    "a call of an earlier turn": lambda conv, call: conv.finish_tool_call(call, {"late": True}),
+    "a call that is no turn's": lambda conv, _: conv.finish_tool_call(
+        ToolCall("get_weather", {}), {"foreign": True}
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MISUSED))
+def test_a_result_is_recorded_once_and_only_in_the_open_turn(
+    make_conversations: Any, name: str
+) -> None:
+    """finish_tool_call on a call that has its result, or is not the open turn's, is a
+    TurnError that changes nothing: before, it overwrote a stored result (a sealed turn's
+    too) in memory, and the next write carried it."""
+    conversations = make_conversations()
+    conv = start(conversations)
+    call = in_a_turn(conv)
+    conv.finish_tool_call(call, {"temperature": 12}, duration_ms=5)
+    if name == "a call of an earlier turn":
+        conv.complete_turn()
+        conv.add_user_message("q3", timestamp="T")
+    before = view(conv)
+    rows = step_rows(make_conversations.url, conv.conversation_id)
+    with pytest.raises(TurnError, match=r"result is recorded once|not one of the open turn"):
+        MISUSED[name](conv, call)
+    assert view(conv) == before
+    assert step_rows(make_conversations.url, conv.conversation_id) == rows
+    assert call.result == {"temperature": 12}
+    conv.complete_turn()
+    recovered = make_conversations().recover(conv.conversation_id, agent_config=CONFIG, tools=TOOLS)
+    assert dumps(recovered.messages) == dumps(conv.messages)
+    assert recovered.messages[3].tool_calls[0].result == {"temperature": 12}

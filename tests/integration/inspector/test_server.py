@@ -121,6 +121,11 @@ def test_errors_are_pages(served: Served) -> None:
     assert fetch(f"{served.base}runs/{rid}/steps/99").status == 404
     assert fetch(f"{served.base}runs/{rid}/diff?a=x&b=2").status == 400
     assert fetch(f"{served.base}nothing/here").status == 404
+    # Step numbers past 64 bits are a bad request, not a dropped connection (they were
+    # an OverflowError in the SQLite driver).
+    huge = 10**30
+    assert fetch(f"{served.base}runs/{rid}/steps/{huge}").status == 400
+    assert fetch(f"{served.base}runs/{rid}/diff?a=1&b={huge}").status == 400
 
 
 def test_read_only(served: Served) -> None:

@@ -142,6 +142,33 @@ async def test_values_that_cannot_round_trip_are_refused(
     assert run_sql(url, "SELECT count(*) FROM steps") == [(0,)]
 
 
+@pytest.mark.parametrize(
+    ("items", "path"),
+    [
+        ({"role": "user", "content": "hi"}, "/items"),  # was stored as the item "role"
+        ("hello", "/items"),  # was stored as five one-letter items
+        ([{"role": "user", "content": "hi"}, "hello"], "/items/1"),
+        ([{"ok": 1}, ["not", "an", "item"]], "/items/1"),
+    ],
+)
+async def test_items_that_are_not_a_list_of_objects_are_refused(
+    session: AgentckptSession, url: str, items: Any, path: str
+) -> None:
+    with pytest.raises(InvalidValueError) as caught:
+        await session.add_items(items)
+    assert caught.value.path == path
+    assert await session.get_items() == []
+    assert run_sql(url, "SELECT count(*) FROM steps") == [(0,)]
+
+
+async def test_a_limit_that_is_not_an_int_is_refused(session: AgentckptSession) -> None:
+    await session.add_items([{"n": 1}])
+    for bad in ("1", 1.5, True):
+        with pytest.raises(InvalidValueError, match="limit must be an int or None"):
+            await session.get_items(limit=bad)  # type: ignore[arg-type]
+    assert await session.get_items(limit=1) == [{"n": 1}]
+
+
 async def test_each_add_is_a_small_delta_and_old_steps_are_pruned(
     session: AgentckptSession, url: str
 ) -> None:

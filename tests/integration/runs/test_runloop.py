@@ -105,6 +105,34 @@ def test_a_new_run_without_initial_state_is_a_configuration_error(runs: Runs) ->
         runs.agent_run().run(counter_step, max_steps=1)
 
 
+@pytest.mark.parametrize("bad", [-1, 1.5, True, "3"])
+def test_a_bad_max_steps_is_a_configuration_error_and_nothing_runs(runs: Runs, bad: Any) -> None:
+    from agentckpt import ConfigurationError, RunNotFoundError
+
+    run = runs.agent_run(initial_state=counter_state())
+    with pytest.raises(ConfigurationError, match=rf"max_steps must be .*, got {bad!r}"):
+        run.run(counter_step, max_steps=bad)
+    with pytest.raises(RunNotFoundError):  # refused before the run was created
+        runs.check.steps(run.run_id)
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"snapshot_interval": 0}, "snapshot_interval must be an integer >= 1, got 0"),
+        ({"snapshot_interval": True}, "snapshot_interval must be an integer >= 1, got True"),
+        ({"redactors": 5}, "redactors must be a list of redactors, not int"),
+    ],
+)
+def test_bad_run_settings_are_a_configuration_error_naming_them(
+    runs: Runs, settings: dict[str, Any], message: str
+) -> None:
+    from agentckpt import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match=message):
+        runs.agent_run(initial_state=counter_state(), **settings)
+
+
 # -- errors ---------------------------------------------------------------------------
 
 

@@ -106,11 +106,15 @@ def test_agentckpt_metrics_serve_publishes_runs_by_status(url: str) -> None:
     assert server.returncode == 130
 
 
-def test_metrics_serve_refuses_a_port_out_of_range(
-    sqlite_url: str, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("command", [("metrics", "serve"), ("inspect",)])
+@pytest.mark.parametrize("bad", ["70000", "-1", "http"])
+def test_serving_commands_refuse_a_port_that_is_not_one(
+    sqlite_url: str, capsys: pytest.CaptureFixture[str], command: tuple[str, ...], bad: str
 ) -> None:
+    """A usage error naming --port (inspect raised OverflowError from bind for -1)."""
     from tests.support.sample_store import cli
 
-    code, _, err = cli(capsys, "metrics", "serve", "--url", sqlite_url, "--port", "70000")
-    assert code == 1
-    assert "--port must be from 0 to 65535" in err
+    code, out, err = cli(capsys, *command, "--url", sqlite_url, "--port", bad)
+    assert code == 2
+    assert f"argument --port: {bad if bad == '-1' or bad == '70000' else repr(bad)}" in err
+    assert "Traceback" not in err + out

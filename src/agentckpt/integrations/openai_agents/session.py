@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any, TypeVar, cast
 from uuid import UUID
@@ -39,7 +39,12 @@ from agents.memory.session_settings import (
 from agentckpt._backends.factory import parse_url
 from agentckpt._core.codec import validate
 from agentckpt._core.policy import SnapshotPolicy
-from agentckpt.errors import ConfigurationError, RunNotFoundError, StaleHeadError
+from agentckpt.errors import (
+    ConfigurationError,
+    InvalidValueError,
+    RunNotFoundError,
+    StaleHeadError,
+)
 from agentckpt.ops import kinds
 from agentckpt.redaction import Redaction, Redactor, record_metadata, redact
 from agentckpt.store.ride_out import ride_out
@@ -172,6 +177,8 @@ class AgentckptSession:
         Without ``limit`` the session settings' limit applies. As in the SDK's SQLite
         session, ``limit=0`` returns nothing and a negative limit returns everything.
         """
+        if limit is not None and type(limit) is not int:
+            raise InvalidValueError("", f"limit must be an int or None, not {limit!r}")
         wanted = resolve_session_limit(limit, self.session_settings)
         items = await self._call(self._items)
         if wanted is None or wanted < 0:
@@ -179,10 +186,22 @@ class AgentckptSession:
         return items[-wanted:] if wanted else []
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
-        """Append items; durable when this returns."""
-        if not items:
-            return
+        """Append items (each a JSON object, as the SDK's items are); durable when this
+        returns. Anything else is an :class:`InvalidValueError` and nothing is written."""
+        if isinstance(items, str | bytes | Mapping) or not isinstance(items, Iterable):
+            # A dict would be read as its keys, a str as its characters: items, silently.
+            raise InvalidValueError(
+                "/items", f"items must be a list of items, not {type(items).__name__}"
+            )
         added = [cast(Any, item) for item in items]
+        for index, item in enumerate(added):
+            if type(item) is not dict:
+                raise InvalidValueError(
+                    f"/items/{index}",
+                    f"a session item must be a JSON object (a dict), not {type(item).__name__}",
+                )
+        if not added:
+            return
         # Refuse what cannot round-trip exactly before anything is written.
         validate({"items": added}, path="")
 
