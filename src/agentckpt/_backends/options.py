@@ -9,6 +9,7 @@ example ``pool_max`` on a SQLite URL), a value of the wrong type or out of range
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -165,6 +166,9 @@ def _convert(name: str, value: Any, meta: Mapping[str, Any], *, from_url: bool) 
             f"setting {name}={value!r} must be a{'n' if kind is int else ''} {kind.__name__}, "
             f"not {type(value).__name__}"
         )
+    if kind is float and not math.isfinite(value):
+        # NaN passes every comparison below; inf would wait forever.
+        raise ConfigurationError(f"setting {name}={value!r} must be a finite number")
     if "minimum" in meta:
         low = meta["minimum"]
         if value < low or (meta.get("exclusive") and value == low):

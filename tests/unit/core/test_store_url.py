@@ -69,6 +69,10 @@ def test_settings_come_from_the_url_and_keywords_win() -> None:
         ("postgresql:///db?pool_min=5&pool_max=2", {}, "must not exceed pool_max"),
         ("postgresql:///db?schema=Bad-Name", {}, "schema"),
         ("postgresql:///db?group_commit=0", {}, "group_commit=0 must be at least 1"),
+        # NaN passed every range check (a deadline of NaN dropped every connection).
+        ("postgresql:///db?deadline=nan", {}, "deadline=nan must be a finite number"),
+        ("postgresql:///db?wait=inf", {}, "wait=inf must be a finite number"),
+        ("sqlite:///x.db", {"outage_limit": float("nan")}, "outage_limit=nan must be a finite"),
     ],
 )
 def test_a_bad_setting_is_a_configuration_error_naming_it(
