@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from agentckpt.conversation.coalesce import DEFAULT_FLUSH_INTERVAL
@@ -38,6 +39,14 @@ class ConversationOptions:
     archive_keep_turns: int = 2
 
     def __post_init__(self) -> None:
+        flush = self.flush_interval
+        if type(flush) not in (int, float) or not math.isfinite(flush):
+            raise ConfigurationError(f"flush_interval must be a finite number, got {flush!r}")
+        for name in ("blob_threshold", "archive_threshold", "archive_target", "archive_keep_turns"):
+            value = getattr(self, name)
+            # A byte count or a turn count; True is an int and NaN passes every comparison.
+            if type(value) is not int and not (name == "archive_target" and value is None):
+                raise ConfigurationError(f"{name} must be an int, got {value!r}")
         if not self.flush_interval >= 0:
             raise ConfigurationError(f"flush_interval must be >= 0, got {self.flush_interval}")
         if self.blob_threshold < 0:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -36,6 +37,13 @@ class RetryPolicy:
             raise ConfigurationError(
                 f"RetryPolicy.max_attempts must be an int >= 1, got {self.max_attempts!r}"
             )
+        for name in ("initial_delay", "multiplier", "max_delay", "jitter"):
+            value = getattr(self, name)
+            # NaN passes the range checks below; True is an int.
+            if type(value) not in (int, float) or not math.isfinite(value):
+                raise ConfigurationError(
+                    f"RetryPolicy.{name} must be a finite number, got {value!r}"
+                )
         if self.initial_delay < 0 or self.max_delay < 0:
             raise ConfigurationError(
                 "RetryPolicy delays must be >= 0, got "
