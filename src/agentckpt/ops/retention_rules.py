@@ -53,6 +53,23 @@ class Retention:
     default: RetentionPolicy = field(default_factory=RetentionPolicy)
     agents: Mapping[str, RetentionPolicy] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # A wrong type here would surface only when a retention pass reads it.
+        if not isinstance(self.default, RetentionPolicy):
+            raise ConfigurationError(
+                f"retention default must be a RetentionPolicy, not {type(self.default).__name__}"
+            )
+        if not isinstance(self.agents, Mapping):
+            raise ConfigurationError(
+                f"retention agents must map agent ids to policies, not {type(self.agents).__name__}"
+            )
+        for agent, policy in self.agents.items():
+            if type(agent) is not str or not isinstance(policy, RetentionPolicy):
+                raise ConfigurationError(
+                    f"retention agents must map agent ids (str) to RetentionPolicy, got "
+                    f"{agent!r}: {type(policy).__name__}"
+                )
+
     def to_json(self) -> dict[str, Any]:
         """``{"default": {...}, "agents": {"planner": {...}}}``."""
         return {

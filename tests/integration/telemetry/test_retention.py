@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from typing import Any
 
 import pytest
 
@@ -134,3 +135,18 @@ def test_the_async_twin_applies_the_same_rules(url: str) -> None:
 def test_a_bad_policy_is_a_configuration_error_naming_the_field(bad: object) -> None:
     with pytest.raises(ConfigurationError, match="retention"):
         Retention.from_json(bad)
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"default": float("nan")},
+        {"default": {"ended_days": 3}},  # the JSON shape, not a RetentionPolicy
+        {"agents": ["planner"]},
+        {"agents": {"planner": {"keep_runs": 2}}},
+        {"agents": {5: RetentionPolicy(keep_runs=2)}},
+    ],
+)
+def test_a_retention_of_the_wrong_types_is_refused_when_made(settings: dict[str, Any]) -> None:
+    with pytest.raises(ConfigurationError, match=r"retention (default|agents) must"):
+        Retention(**settings)
