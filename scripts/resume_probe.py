@@ -9,7 +9,8 @@ them (the script imports only what both have)::
     PYTHONPATH=src python scripts/resume_probe.py --schema-prefix me
     PYTHONPATH=/work/main/src python scripts/resume_probe.py --schema-prefix me
 
-``--profile N`` prints cProfile's top N functions of the opens instead of timing them.
+``--store-only`` times the store's part alone (``AsyncStore.resume_run``: the query and
+the state rebuilt); ``--profile N`` prints cProfile's top N functions of the opens instead of timing them.
 """
 
 from __future__ import annotations
@@ -40,6 +41,11 @@ async def main() -> None:
     parser.add_argument("--turns", type=int, default=30)
     parser.add_argument("--opens", type=int, default=200)
     parser.add_argument("--profile", type=int, default=0)
+    parser.add_argument(
+        "--store-only",
+        action="store_true",
+        help="time the store's part of open() alone (AsyncStore.resume_run), for comparison",
+    )
     args = parser.parse_args()
     if args.url.startswith("sqlite"):
         url = args.url
@@ -65,7 +71,12 @@ async def main() -> None:
                 c0, w0 = time.process_time(), time.perf_counter()
                 if profile is not None:
                     profile.enable()
-                count, _last = await subject.resume(spec)
+                if args.store_only:
+                    _run, checkpoint = await store.resume_run(spec.conversation_id)
+                    assert checkpoint is not None
+                    count = len(checkpoint.state["conversation"])
+                else:
+                    count, _last = await subject.resume(spec)
                 if profile is not None:
                     profile.disable()
                 walls.append(time.perf_counter() - w0)
