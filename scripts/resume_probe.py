@@ -10,7 +10,8 @@ them (the script imports only what both have)::
     PYTHONPATH=/work/main/src python scripts/resume_probe.py --schema-prefix me
 
 ``--store-only`` times the store's part alone (``AsyncStore.resume_run``: the query and
-the state rebuilt); ``--profile N`` prints cProfile's top N functions of the opens instead of timing them.
+the state rebuilt); ``--profile N`` prints cProfile's top N functions of the opens
+instead of timing them (sorted by ``$SORT``, default ``tottime``).
 """
 
 from __future__ import annotations
@@ -84,7 +85,8 @@ async def main() -> None:
                 if count != 2 * len(spec.turns):
                     raise AssertionError(f"resume read {count} messages")
         if profile is not None:
-            pstats.Stats(profile).sort_stats(os.environ.get("SORT", "tottime")).print_stats(args.profile)
+            order = os.environ.get("SORT", "tottime")
+            pstats.Stats(profile).sort_stats(order).print_stats(args.profile)
         ms = [w * 1000 for w in walls]
         print(
             f"opens {len(ms)}: wall P50 {_quantile(ms, 0.5):.3f} ms, P99 {_quantile(ms, 0.99):.3f}"
