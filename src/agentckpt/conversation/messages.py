@@ -16,7 +16,7 @@ from agentckpt._core.codec import decode, same
 from agentckpt.conversation.fields import NUMBER, at, check_extra, emit, need, need_object, split
 from agentckpt.errors import InvalidValueError, ResultNotLoadedError
 
-__all__ = ["BlobLoader", "Message", "ToolCall"]
+__all__ = ["BlobLoader", "Message", "ToolCall", "read_messages"]
 
 BlobLoader = Callable[[BlobRef], bytes]
 """Fetches a blob's verified bytes (the sync store's ``get_blob`` bound to a run)."""
@@ -76,6 +76,15 @@ class ToolCall:
     @classmethod
     def from_json(cls, doc: Any, *, path: str = "") -> ToolCall:
         """Read a tool call; :class:`InvalidValueError` names the path of a bad field."""
+        if cls is ToolCall:
+            call = _fast_call(doc)
+            if call is not None:
+                return call
+        return cls._from_json_checked(doc, path)
+
+    @classmethod
+    def _from_json_checked(cls, doc: Any, path: str) -> ToolCall:
+        """The full reader: every check, each error naming its path."""
         doc = need_object(doc, path, "a tool call")
         name = doc.get("tool_name")
         if type(name) is not str:
@@ -213,6 +222,15 @@ class Message:
     @classmethod
     def from_json(cls, doc: Any, *, path: str = "") -> Message:
         """Read a message; :class:`InvalidValueError` names the path of a bad field."""
+        if cls is Message:
+            message = _fast_message(doc)
+            if message is not None:
+                return message
+        return cls._from_json_checked(doc, path)
+
+    @classmethod
+    def _from_json_checked(cls, doc: Any, path: str) -> Message:
+        """The full reader: every check, each error naming its path."""
         doc = need_object(doc, path, "a message")
         role = doc.get("role")
         if type(role) is not str:
@@ -261,3 +279,101 @@ class Message:
         text = self.content if isinstance(self.content, str) else repr(self.content)
         calls = f", {len(self.tool_calls)} tool call(s)" if self.tool_calls else ""
         return f"Message({self.role!r}, {text[:40]!r}{calls})"
+
+
+# -- the fast readers ----------------------------------------------------------------
+#
+# A resume builds every hot message of a conversation, and the full readers above pay
+# for their generality on each one: a JSON Pointer string per checked field, extras
+# split through sets, __init__'s checks of arguments that cannot be wrong here. The
+# readers below accept only the shape the conversation API itself writes (exact JSON
+# types, as a decoded document has them) and build the very same objects; for anything
+# else they return None and the full reader runs, so every error (and its path) is the
+# full reader's. tests/unit/conversation/test_fast_readers.py holds them to that.
+
+_CALL_FIELDS = frozenset(ToolCall.FIELDS)
+_MESSAGE_FIELDS = frozenset(Message.FIELDS)
+_new_call = ToolCall.__new__
+_new_message = Message.__new__
+
+
+def _fast_call(doc: Any) -> ToolCall | None:
+    """The tool call the full reader would build from ``doc``, or None to let it run."""
+    if type(doc) is not dict:
+        return None
+    name = doc.get("tool_name")
+    duration = doc.get("duration_ms")
+    if type(name) is not str or not (
+        duration is None or type(duration) is int or type(duration) is float
+    ):
+        return None
+    keys = tuple(doc)
+    call: ToolCall = _new_call(ToolCall)
+    call.tool_name = name
+    call.arguments = doc.get("arguments")
+    call.duration_ms = duration
+    call._keys = keys
+    call.extra = (
+        {}
+        if _CALL_FIELDS.issuperset(keys)
+        else {k: v for k, v in doc.items() if k not in _CALL_FIELDS}
+    )
+    call._loader = None
+    if "result" in doc:
+        stored = doc["result"]
+        blob = is_ref(stored)
+        call._has_result, call._stored, call._is_blob = True, stored, blob
+        call._loaded = not blob
+        call._value = None if blob else stored
+    else:
+        call._has_result, call._stored, call._is_blob = False, None, False
+        call._loaded, call._value = True, None
+    return call
+
+
+def _fast_message(doc: Any) -> Message | None:
+    """The message the full reader would build from ``doc``, or None to let it run."""
+    if type(doc) is not dict:
+        return None
+    role = doc.get("role")
+    timestamp = doc.get("timestamp")
+    calls = doc.get("tool_calls")
+    if (
+        type(role) is not str
+        or not (timestamp is None or type(timestamp) is str)
+        or not (calls is None or type(calls) is list)
+    ):
+        return None
+    tool_calls: list[ToolCall] | None = None
+    if calls is not None:
+        tool_calls = []
+        for item in calls:
+            call = _fast_call(item)
+            if call is None:
+                return None
+            tool_calls.append(call)
+    keys = tuple(doc)
+    message: Message = _new_message(Message)
+    message.role = role
+    message.content = doc.get("content")
+    message.timestamp = timestamp
+    message.tool_calls = tool_calls
+    message._keys = keys
+    message.extra = (
+        {}
+        if _MESSAGE_FIELDS.issuperset(keys)
+        else {k: v for k, v in doc.items() if k not in _MESSAGE_FIELDS}
+    )
+    return message
+
+
+def read_messages(docs: list[Any], path: str) -> list[Message]:
+    """``Message.from_json`` of each of ``docs``, the list at ``path`` of a document;
+    a path is made only for a message that the full reader has to look at."""
+    messages = []
+    for i, doc in enumerate(docs):
+        message = _fast_message(doc)
+        if message is None:
+            message = Message._from_json_checked(doc, at(path, i))
+        messages.append(message)
+    return messages

@@ -40,7 +40,7 @@ from agentckpt.conversation.fields import (
     need_object,
     split,
 )
-from agentckpt.conversation.messages import BlobLoader, Message, ToolCall
+from agentckpt.conversation.messages import BlobLoader, Message, ToolCall, read_messages
 from agentckpt.errors import InvalidValueError
 
 __all__ = [
@@ -289,9 +289,7 @@ class ConversationState:
         if registry is not None and type(registry) is not list:
             raise InvalidValueError("/tool_registry", "must be a list")
         state = cls(
-            conversation=[
-                Message.from_json(m, path=f"/conversation/{i}") for i, m in enumerate(messages)
-            ],
+            conversation=read_messages(messages, "/conversation"),
             version=version,
         )
         state._keys, state.extra = split(doc, cls.FIELDS)

@@ -19,6 +19,7 @@ from agentckpt._core.blobs import BlobRef
 from agentckpt._core.versions import StateMigrations
 from agentckpt.conversation import queries
 from agentckpt.conversation.archive import stitch_segments
+from agentckpt.conversation.messages import read_messages
 from agentckpt.conversation.model import (
     AgentConfig,
     BlobLoader,
@@ -177,10 +178,7 @@ class ConversationReader:
             ),
             run_id=rid,
         )
-        messages = [
-            Message.from_json(doc, path=f"/history/{i}")
-            for i, doc in enumerate(stitch_segments(rid, state.archive, rows))
-        ]
+        messages = read_messages(stitch_segments(rid, state.archive, rows), "/history")
         self._attach(rid, messages)
         return messages
 

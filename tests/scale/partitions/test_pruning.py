@@ -44,7 +44,7 @@ def test_every_run_table_is_hash_partitioned_keeping_keys_and_settings(url: str)
             "SELECT relname, reloptions FROM pg_class WHERE relname IN ('runs_p0', 'steps_p3')"
         ).fetchall()
         assert dict(options) == {
-            "runs_p0": ["fillfactor=70"],
+            "runs_p0": ["fillfactor=50"],
             "steps_p3": ["toast_tuple_target=8160"],
         }
         assert conn.execute("SELECT to_regclass('runs_agent') IS NOT NULL").fetchone() == (True,)

@@ -60,7 +60,7 @@ CREATE TABLE runs (
     tenant_id         text        NOT NULL
                       DEFAULT COALESCE(NULLIF(current_setting('agentckpt.tenant', true), ''), 'default')
                       CONSTRAINT runs_tenant_named CHECK (tenant_id <> '')
-) WITH (fillfactor = 70);  -- room on each page for HOT updates of the head
+) WITH (fillfactor = 50);  -- room on each page for HOT updates of the head (migration 0011)
 
 -- Runs of an agent. No index holds a column that every commit changes (updated_at,
 -- heartbeat_at): the per-commit update of the row then touches no index (on PostgreSQL a

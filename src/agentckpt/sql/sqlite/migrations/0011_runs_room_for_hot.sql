@@ -1,0 +1,3 @@
+-- PostgreSQL's migration 0011 leaves more room on each page of `runs` for heap-only
+-- updates. SQLite updates rows in place, so there is nothing to change here; the
+-- migration exists so that both dialects number their schema versions alike.
