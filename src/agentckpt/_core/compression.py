@@ -15,8 +15,9 @@ ZSTD = "json+zstd"
 MIN_COMPRESS_BYTES = 256
 ZSTD_LEVEL = 3
 
-# A compressor keeps its context between calls (creating one per call costs more than
-# compressing a small delta); a context must not be shared by threads, hence one each.
+# A compressor (and a decompressor) keeps its context between calls (creating one per
+# call costs more than compressing a small delta); a context must not be shared by
+# threads, hence one each.
 _local = threading.local()
 
 
@@ -42,8 +43,13 @@ def unpack(codec: str, payload: bytes, *, where: str) -> bytes:
     if codec == PLAIN:
         return bytes(payload)
     if codec == ZSTD:
+        decompressor: zstandard.ZstdDecompressor | None = getattr(_local, "decompressor", None)
+        if decompressor is None:
+            # zstandard.decompress() builds a context per call: 13 us against 0.6 us for a
+            # small payload, and a resume decompresses a snapshot and its deltas.
+            decompressor = _local.decompressor = zstandard.ZstdDecompressor()
         try:
-            return zstandard.decompress(payload)
+            return decompressor.decompress(payload)
         except zstandard.ZstdError as exc:
             raise CorruptDataError(f"{where}: zstd payload does not decompress: {exc}") from exc
     raise CorruptDataError(f"{where}: unknown payload codec {codec!r}")
