@@ -178,7 +178,7 @@ def _member_delta(
     state: Any,
     prefix_hint: tuple[str, int] | None,
     limits: Limits = DEFAULT_LIMITS,
-    changed: Sequence[bool] | None = None,
+    changed: Sequence[int] | None = None,
 ) -> _Delta | None:
     """The delta of an object state whose keys are its base's, in the same order, that
     encodes, diffs and hashes only the members that changed.
@@ -288,7 +288,7 @@ def _member_delta(
     return _Delta(patch, None, new_members.size(), new_members, owned, raw)
 
 
-def _flags(changed: Sequence[bool] | None, count: int) -> bytes | None:
+def _flags(changed: Sequence[int] | None, count: int) -> bytes | None:
     """The caller's ``changed`` hint as one byte a member (0 or 1); None when there is
     none or it is not ``count`` booleans (the plan then compares the members itself)."""
     if changed is None or len(changed) != count:
@@ -451,7 +451,7 @@ def plan_commit(
     policy: SnapshotPolicy,
     limits: Limits = DEFAULT_LIMITS,
     prefix_hint: tuple[str, int] | None = None,
-    changed: Sequence[bool] | None = None,
+    changed: Sequence[int] | None = None,
 ) -> Plan:
     """Decide kind, payload and guard of a commit of ``state`` as ``step``.
 

@@ -484,7 +484,7 @@ class AsyncStore:
         history: Sequence[HistoryRow] = (),
         policy: SnapshotPolicy | None = None,
         unchanged_prefix: tuple[str, int] | None = None,
-        _changed: Sequence[bool] | None = None,
+        _changed: Sequence[int] | None = None,
     ) -> StepInfo:
         """Commit ``state`` as a step of the run; durable when this returns.
 
@@ -550,7 +550,7 @@ class AsyncStore:
         history: Sequence[HistoryRow],
         policy: SnapshotPolicy | None,
         unchanged_prefix: tuple[str, int] | None,
-        changed: Sequence[bool] | None,
+        changed: Sequence[int] | None,
     ) -> StepInfo:
         rid = as_run_id(run_id)
         if step is not None:

@@ -367,7 +367,7 @@ def test_a_hint_of_ints_that_are_not_booleans_is_ignored() -> None:
     first = commit(EMPTY_HEAD, old)
     plain = commit(first.head, new)
     for hint in ([2, 2, 0, 0], [0, 0, 0, 3], [1, 1, 0, 256]):
-        hinted = commit(first.head, new, changed=hint)  # type: ignore[arg-type]
+        hinted = commit(first.head, new, changed=hint)
         check(hinted, old, new)
         assert hinted.checksum == plain.checksum
         assert document(hinted) == document(plain)
