@@ -271,12 +271,15 @@ def _member_delta(
         return None
     new_members = members.replaced(changes) if changes else members
     # The new head: the caller's scalars (immutable, and now the base's encodings) and
-    # the store's own containers (the base's, then the changed ones copied). Where the
-    # base holds a container, an unchanged member is a container too (same encoding);
-    # a changed one is replaced or patched below, from the base's value.
-    owned = dict(state)
-    nested = members.nested
-    owned.update(zip(compress(keys, nested), compress(olds, nested), strict=True))
+    # the store's own containers (the base's, then the changed ones copied). It starts
+    # as the base: its containers, and the scalars the caller shares with it (the very
+    # objects). An unchanged scalar that is another, equal object is the caller's
+    # instead, so the next state, which shares the caller's, finds it identical; a
+    # changed member is replaced or patched below, from the base's value.
+    owned = dict(base)
+    own = _scalars_among(checked, members.nested)
+    if own is not None:
+        owned.update(zip(compress(keys, own), compress(values, own), strict=True))
     if patch:
         owned = apply(owned, patch)
     raw = None
@@ -313,6 +316,13 @@ def _unchecked(differs: bytes, identical: bytes, nested: bytes) -> bytes:
     shared = int.from_bytes(identical, "little") & ~int.from_bytes(nested, "little")
     ones = int.from_bytes(b"\x01" * count, "little")
     return ((d | shared) ^ ones).to_bytes(count, "little")
+
+
+def _scalars_among(checked: bytes, nested: bytes) -> bytes | None:
+    """The members ``checked`` flags whose base is not ``nested``, as flags; None when
+    there is none (in a run, after its first delta: the loop shares the head's scalars)."""
+    scalars = int.from_bytes(checked, "little") & ~int.from_bytes(nested, "little")
+    return scalars.to_bytes(len(checked), "little") if scalars else None
 
 
 def _cleared(flags: bytes, index: int) -> bytes:
