@@ -195,10 +195,16 @@ def _member_delta(
     written from its encoding and checked at once (:func:`_replace_op`); only what is
     left (appends, large containers) is diffed, validated and applied op by op.
     ``changed``, when given, says which members differ (true) instead of ``==``: the
-    run loop found them against its own copy of the last state. It needs no trust: a
-    member it calls unchanged is the base's very scalar or passes the strict check, and
-    one it calls changed but that encodes like the old value sends the commit to the
-    general path, so a wrong hint costs time, never exactness.
+    run loop found them against its own copy of the last state. A member it calls
+    unchanged is the base's very scalar or passes the strict check, and one it calls
+    changed but that encodes like the old value sends the commit to the general path,
+    so calling too many members changed costs time, never exactness. It must not call
+    unchanged a member that differs by ``==``: the strict check compares encodings,
+    and orjson writes a tuple as an array, NaN and the infinities as ``null`` and an
+    enum as its value, which only ``==`` (or validation) tells from the base's value;
+    such a member would keep the base's value instead of being refused. (An IntEnum or
+    StrEnum member is ``==`` its value too: one where the base holds that value is
+    taken for it, hint or not, and the base's value is stored.)
     Returns None when this does not apply; the general path then decides (and names
     errors).
     """
@@ -274,12 +280,18 @@ def _member_delta(
     # the store's own containers (the base's, then the changed ones copied). It starts
     # as the base: its containers, and the scalars the caller shares with it (the very
     # objects). An unchanged scalar that is another, equal object is the caller's
-    # instead, so the next state, which shares the caller's, finds it identical; a
-    # changed member is replaced or patched below, from the base's value.
+    # instead, so the next state, which shares the caller's, finds it identical; but
+    # only a str, number, bool or None of its exact type (an IntEnum equal to the
+    # base's int encodes like it, and the head holds only what was stored). A changed
+    # member is replaced or patched below, from the base's value.
     owned = dict(base)
     own = _scalars_among(checked, members.nested)
     if own is not None:
-        owned.update(zip(compress(keys, own), compress(values, own), strict=True))
+        owned.update(
+            (key, value)
+            for key, value in zip(compress(keys, own), compress(values, own), strict=True)
+            if type(value) in _SCALARS
+        )
     if patch:
         owned = apply(owned, patch)
     raw = None

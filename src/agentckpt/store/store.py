@@ -517,7 +517,9 @@ class Store:
 
         ``_changed`` is internal (the run loop's): which members of an object state differ
         from the head's, found by the caller's own ``==``; the commit checks the members
-        it calls unchanged exactly, so a wrong one only costs the general path.
+        it calls unchanged by their encodings, so flagging too many only costs the
+        general path, but every member that differs by ``==`` must be flagged (an
+        unflagged tuple, NaN or enum that encodes like the head's value is not refused).
         """
         with self.telemetry.commit(self._db, run_id, step) as probe:
             info = self._commit(
