@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from operator import add
+from operator import add, itemgetter
 from typing import Any
 
 import orjson
@@ -29,6 +29,9 @@ from agentckpt._core.codec import encode_fast, encode_trusted
 __all__ = ["Members", "checksum_of", "checksum_v1", "matches"]
 
 _V2_TAG = b"agentckpt/checksum/v2\n"
+
+# The first byte of an object's or an array's encoding (no encoding is empty).
+_OPENERS = frozenset(b"{[")
 
 Hasher = Any  # hashlib's sha256 object (its type is private)
 _strict = orjson.dumps  # with _STRICT: encode_fast's encoding, TypeError where it gives None
@@ -47,7 +50,11 @@ def _digests(value: bytes) -> tuple[bytes, Hasher | None]:
 @dataclass(frozen=True, slots=True)
 class Members:
     """The members of a committed object state, in order: keys, ``"key":`` and value
-    encodings, ``"key":`` + value digest (what the v2 checksum hashes), array prefixes.
+    encodings, ``"key":`` + value digest (what the v2 checksum hashes), array prefixes,
+    and ``nested``: one byte a member, 1 when its value is an object or an array (its
+    encoding opens with ``{`` or ``[``), else 0, so a commit tells the members it may
+    share (immutable scalars) from those it must keep its own copies of without a pass
+    over the values' types.
 
     Shared by heads and never changed: :meth:`replaced` returns a new one. A prefix hash
     is copied before it is fed.
@@ -60,6 +67,7 @@ class Members:
     prefixes: list[Hasher | None]
     checksum: bytes
     length: int  # of encoding(), kept up to date by replaced() instead of summed again
+    nested: bytes
 
     @classmethod
     def of(cls, state: dict[str, Any]) -> Members:
@@ -104,7 +112,8 @@ class Members:
         prefixes = [prefix for _, prefix in digests]
         count = len(values)
         length = sum(map(len, key_colons)) + sum(map(len, values)) + max(count - 1, 0) + 2
-        return cls(keys, key_colons, values, parts, prefixes, _combine(parts), length)
+        nested = bytes(map(_OPENERS.__contains__, map(itemgetter(0), values)))
+        return cls(keys, key_colons, values, parts, prefixes, _combine(parts), length, nested)
 
     def replaced(self, changes: dict[int, tuple[bytes, Hasher | None]]) -> Members:
         """These members with the values at some indices replaced: ``index -> (encoding,
@@ -112,9 +121,11 @@ class Members:
         values = self.values.copy()
         parts = self.parts.copy()
         prefixes = self.prefixes.copy()
+        nested = bytearray(self.nested)
         length = self.length
         for index, (value, prefix) in changes.items():
             length += len(value) - len(self.values[index])
+            nested[index] = value[0] in _OPENERS
             if prefix is not None:
                 # Items appended to an array: hash only what follows the old prefix.
                 fed = prefix.copy()
@@ -127,7 +138,16 @@ class Members:
             values[index] = value
             parts[index] = self.key_colons[index] + digest
             prefixes[index] = prefix
-        return Members(self.keys, self.key_colons, values, parts, prefixes, _combine(parts), length)
+        return Members(
+            self.keys,
+            self.key_colons,
+            values,
+            parts,
+            prefixes,
+            _combine(parts),
+            length,
+            bytes(nested),
+        )
 
     def encoding(self) -> bytes:
         """The whole state's encoding: its members' as the codec writes each, joined.

@@ -26,7 +26,7 @@ import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import repeat
-from operator import ne, truth
+from operator import ne
 from typing import Any
 
 import orjson
@@ -143,18 +143,21 @@ def _all_members_plain(state: Any, threshold: int) -> bool:
     return longest <= threshold + 2
 
 
-def changed_members(state: Any, previous: Any) -> list[bool] | None:
+def changed_members(state: Any, previous: Any) -> bytes | None:
     """Which members of the object ``state`` differ (by ``==``, at C speed) from those of
-    ``previous``, in order; None unless both are objects with the same keys in the same
-    order (or when a value cannot be compared)."""
+    ``previous``, in order: one byte a member, 1 when it differs, else 0 (the form the
+    store's plan combines its masks in); None unless both are objects with the same
+    keys in the same order (or when a value cannot be compared)."""
     if type(state) is not dict or type(previous) is not dict or len(state) != len(previous):
         return None
     try:
         if list(state) != list(previous):
             return None
-        return list(map(truth, map(ne, state.values(), previous.values())))
+        flags = bytes(map(ne, state.values(), previous.values()))
     except Exception:  # a value whose == raises or is not a bool (an array type, ...)
         return None
+    # An __ne__ that answers an int other than 0 or 1 is not a comparison to rely on.
+    return flags if not flags.translate(None, b"\x00\x01") else None
 
 
 def changed_values(state: Any, previous: Any) -> list[Any] | None:

@@ -485,7 +485,7 @@ class Store:
         history: Sequence[HistoryRow] = (),
         policy: SnapshotPolicy | None = None,
         unchanged_prefix: tuple[str, int] | None = None,
-        _changed: Sequence[bool] | None = None,
+        _changed: Sequence[int] | None = None,
     ) -> StepInfo:
         """Commit ``state`` as a step of the run; durable when this returns.
 
@@ -517,7 +517,9 @@ class Store:
 
         ``_changed`` is internal (the run loop's): which members of an object state differ
         from the head's, found by the caller's own ``==``; the commit checks the members
-        it calls unchanged exactly, so a wrong one only costs the general path.
+        it calls unchanged by their encodings, so flagging too many only costs the
+        general path, but every member that differs by ``==`` must be flagged (an
+        unflagged tuple, NaN or enum that encodes like the head's value is not refused).
         """
         with self.telemetry.commit(self._db, run_id, step) as probe:
             info = self._commit(
@@ -551,7 +553,7 @@ class Store:
         history: Sequence[HistoryRow],
         policy: SnapshotPolicy | None,
         unchanged_prefix: tuple[str, int] | None,
-        changed: Sequence[bool] | None,
+        changed: Sequence[int] | None,
     ) -> StepInfo:
         rid = as_run_id(run_id)
         if step is not None:

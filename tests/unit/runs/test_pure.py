@@ -303,8 +303,8 @@ def test_changed_values_are_the_members_that_differ() -> None:
 
 def test_changed_members_say_which_members_differ_in_order() -> None:
     previous = {"a": 1, "b": [1, 2], "c": "x"}
-    assert changed_members({"a": 1, "b": [1, 3], "c": "y"}, previous) == [False, True, True]
-    assert changed_members(dict(previous), previous) == [False, False, False]
+    assert changed_members({"a": 1, "b": [1, 3], "c": "y"}, previous) == b"\x00\x01\x01"
+    assert changed_members(dict(previous), previous) == b"\x00\x00\x00"
     assert changed_members({"b": [1, 2], "a": 1, "c": "x"}, previous) is None
     assert changed_members(previous, [1]) is None
 
@@ -319,6 +319,17 @@ def test_changed_values_refuses_values_whose_eq_is_not_a_bool() -> None:
 
     assert changed_values({"a": Vector()}, {"a": 1}) is None
     assert changed_members({"a": Vector()}, {"a": 1}) is None
+
+
+def test_changed_members_refuses_an_ne_that_answers_other_ints() -> None:
+    """The flags are 0/1 bytes the plan combines as masks: an ``__ne__`` answering 2 (a
+    truthy int, not a bool) makes them None rather than a mask the plan misreads."""
+
+    class Odd:
+        def __ne__(self, other: object) -> Any:
+            return 2
+
+    assert changed_members({"a": Odd(), "b": 1}, {"a": 1, "b": 1}) is None
 
 
 def test_offload_of_the_changed_members_moves_what_they_hold() -> None:
