@@ -104,12 +104,48 @@ def crash_url(backend: str, request: pytest.FixtureRequest) -> str:
     return url + "&wait=10" if backend == "postgres" else url
 
 
+def writer_name() -> str:
+    """A name for one test's writers' sessions (tests may run side by side)."""
+    return f"agentckpt-crash-writer-{random.randrange(2**32):08x}"
+
+
+def writer_url(url: str, name: str) -> str:
+    """The writer's URL: on PostgreSQL its sessions carry ``name``, for :func:`settle`."""
+    return url + f"&application_name={name}" if url.startswith("postgresql") else url
+
+
+def settle(url: str, name: str, timeout: float = 20.0) -> None:
+    """Wait until the killed writer's server sessions have ended (PostgreSQL).
+
+    SIGKILL ends the client, not the server process running its statement: a commit in
+    flight finishes on the server a moment later. Checking the head before that could
+    see the step before it, and the next writer (rightly) resume after it.
+    """
+    if not url.startswith("postgresql"):
+        return
+    import psycopg
+
+    conninfo = url.split("?", 1)[0]
+    deadline = time.monotonic() + timeout
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        while True:
+            row = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s",
+                (name,),
+            ).fetchone()
+            if row is None or row[0] == 0:
+                return
+            assert time.monotonic() < deadline, f"{row[0]} writer sessions outlived the writer"
+            time.sleep(0.01)
+
+
 @pytest.mark.crash
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
 def test_sigkill_loses_no_acknowledged_step(
     backend: str, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
     url = crash_url(backend, request)
+    name = writer_name()
     with Store.connect(url) as store:
         run_id = str(store.create_run(agent_id="crash-test").run_id)
 
@@ -121,7 +157,7 @@ def test_sigkill_loses_no_acknowledged_step(
     for round_ in range(KILLS):
         where = f"seed {seed}, round {round_}, last ACK {last_ack}"
         with open(tmp_path / f"writer-{round_}.err", "w+") as stderr:
-            writer = Writer([url, run_id], stderr)
+            writer = Writer([writer_url(url, name), run_id], stderr)
             try:
                 assert writer.first_ack.wait(timeout=30), f"no ACK within 30 s ({where})"
                 if writer.proc.poll() is not None:  # it exited instead of writing
@@ -137,6 +173,7 @@ def test_sigkill_loses_no_acknowledged_step(
         assert writer.acks == list(range(writer.acks[0], writer.acks[-1] + 1))
         assert writer.acks[0] >= last_ack + 1
         last_ack = writer.acks[-1]
+        settle(url, name)
         head = verify(url, run_id, last_ack)
         kills_during_commit += head == last_ack + 1
         last_ack = head  # a committed but unacknowledged step is the next round's base
@@ -161,6 +198,7 @@ def test_sigkill_under_group_commit_loses_no_acknowledged_step(
 ) -> None:
     """Eight runs written by one process share batches; kill it; check every run."""
     url = crash_url(backend, request)
+    name = writer_name()
     with Store.connect(url) as store:
         runs = [str(store.create_run(agent_id=f"group-{i}").run_id) for i in range(GROUP_RUNS)]
 
@@ -170,7 +208,7 @@ def test_sigkill_under_group_commit_loses_no_acknowledged_step(
     for round_ in range(max(1, KILLS // 2)):
         where = f"seed {seed}, round {round_}"
         with open(tmp_path / f"group-{round_}.err", "w+") as stderr:
-            writer = Writer(["--group", url, *runs], stderr)
+            writer = Writer(["--group", writer_url(url, name), *runs], stderr)
             try:
                 assert writer.first_ack.wait(timeout=30), f"no ACK within 30 s ({where})"
                 time.sleep(rng.uniform(0.05, 0.4))
@@ -178,6 +216,7 @@ def test_sigkill_under_group_commit_loses_no_acknowledged_step(
                 code = writer.kill()
             stderr.seek(0)
             assert code == -signal.SIGKILL, f"writer ended with {code} ({where}): {stderr.read()}"
+        settle(url, name)
         acked: dict[str, list[int]] = {run: [] for run in runs}
         for line in writer.lines:
             words = line.split()
