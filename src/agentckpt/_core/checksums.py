@@ -80,7 +80,14 @@ class Members:
             values = [_strict(value, None, _STRICT) for value in state.values()]
         except TypeError:  # a member needs the stdlib encoder: member by member
             return cls._of_each(keys, state)
-        return cls._build(keys, key_colons, values, list(map(_digests, values)))
+        sha256 = hashlib.sha256
+        # The digests of the members that are not arrays at C speed; an array's goes
+        # through _digests, which keeps its prefix hash for appends.
+        digests = [
+            _digests(value) if value[0] == 0x5B else (sha256(value).digest(), None)  # "["
+            for value in values
+        ]
+        return cls._build(keys, key_colons, values, digests)
 
     @classmethod
     def _of_each(cls, keys: list[str], state: dict[str, Any]) -> Members:
