@@ -23,8 +23,7 @@ from typing import Any
 
 import orjson
 
-from agentckpt._core.codec import _ORJSON_STRICT as _STRICT
-from agentckpt._core.codec import encode_fast, encode_trusted
+from agentckpt._core.codec import ORJSON_STRICT, encode_fast, encode_trusted
 
 __all__ = ["Members", "checksum_of", "checksum_v1", "matches"]
 
@@ -34,7 +33,7 @@ _V2_TAG = b"agentckpt/checksum/v2\n"
 _OPENERS = frozenset(b"{[")
 
 Hasher = Any  # hashlib's sha256 object (its type is private)
-_strict = orjson.dumps  # with _STRICT: encode_fast's encoding, TypeError where it gives None
+_strict = orjson.dumps  # with ORJSON_STRICT: encode_fast's encoding, TypeError for its None
 
 
 def _digests(value: bytes) -> tuple[bytes, Hasher | None]:
@@ -76,8 +75,8 @@ class Members:
         try:
             # One orjson call a key and a value and no Python frame of ours per member:
             # a resume of a 300-key state spent most of its time in the loop below.
-            key_colons = [_strict(key, None, _STRICT) + b":" for key in keys]
-            values = [_strict(value, None, _STRICT) for value in state.values()]
+            key_colons = [_strict(key, None, ORJSON_STRICT) + b":" for key in keys]
+            values = [_strict(value, None, ORJSON_STRICT) for value in state.values()]
         except TypeError:  # a member needs the stdlib encoder: member by member
             return cls._of_each(keys, state)
         sha256 = hashlib.sha256

@@ -92,7 +92,7 @@ _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 # Without these options orjson would quietly serialize str/int/dict/list subclasses,
 # datetimes and dataclasses; with them they raise, so nothing is silently converted.
-_ORJSON_STRICT = (
+ORJSON_STRICT = (
     orjson.OPT_PASSTHROUGH_SUBCLASS
     | orjson.OPT_PASSTHROUGH_DATETIME
     | orjson.OPT_PASSTHROUGH_DATACLASS
@@ -318,7 +318,7 @@ def encode_fast(value: object) -> bytes | None:
     stdlib encoder (whose floats read differently: ``6.1e-05`` for orjson's ``6.1e-5``),
     so bytes joined from pieces of both would not be the encoding of the whole."""
     try:
-        return orjson.dumps(value, option=_ORJSON_STRICT)
+        return orjson.dumps(value, option=ORJSON_STRICT)
     except TypeError:
         return None
 
@@ -397,7 +397,7 @@ def same(a: object, b: object) -> bool:
         # == recurses in C along the nesting; the walk below does not.
         return _same_walk(a, b)
     try:
-        return orjson.dumps(a, option=_ORJSON_STRICT) == orjson.dumps(b, option=_ORJSON_STRICT)
+        return orjson.dumps(a, option=ORJSON_STRICT) == orjson.dumps(b, option=ORJSON_STRICT)
     except TypeError:
         return _same_walk(a, b)
 

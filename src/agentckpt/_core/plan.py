@@ -18,6 +18,7 @@ import orjson
 from agentckpt._core.checksums import Hasher, Members, checksum_v1, matches
 from agentckpt._core.codec import (
     DEFAULT_LIMITS,
+    ORJSON_STRICT,
     Limits,
     decode,
     encode,
@@ -136,15 +137,10 @@ def validate_patch(patch: list[dict[str, Any]], state: Any, limits: Limits) -> N
 
 
 # Strict like encode_trusted's fast path; a TypeError sends the commit to the general path.
-_STRICT = (
-    orjson.OPT_PASSTHROUGH_SUBCLASS
-    | orjson.OPT_PASSTHROUGH_DATETIME
-    | orjson.OPT_PASSTHROUGH_DATACLASS
-)
 
 
 def _dumps(value: Any) -> bytes:
-    return orjson.dumps(value, None, _STRICT)
+    return orjson.dumps(value, None, ORJSON_STRICT)
 
 
 @dataclass(frozen=True, slots=True)

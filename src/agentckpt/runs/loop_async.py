@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 
 from agentckpt import _compat
-from agentckpt._core.codec import decode, encode_trusted
+from agentckpt._core.codec import ORJSON_STRICT, decode, encode_trusted
 from agentckpt.blobstores.base import BlobStore
 from agentckpt.errors import (
     AcknowledgedStepsLostError,
@@ -73,14 +73,6 @@ _STORE_TRANSIENT = (UnavailableError, OutcomeUnknownError)
 _UNSET: Any = object()
 
 
-# orjson refuses what it cannot encode exactly (subclasses, dataclasses, datetimes).
-_STRICT = (
-    orjson.OPT_PASSTHROUGH_SUBCLASS
-    | orjson.OPT_PASSTHROUGH_DATETIME
-    | orjson.OPT_PASSTHROUGH_DATACLASS
-)
-
-
 _CONTAINERS = frozenset({dict, list})
 
 
@@ -95,11 +87,12 @@ def _fresh(state: Any) -> Any:
     """
     try:
         if type(state) is not dict:
-            return orjson.loads(orjson.dumps(state, None, _STRICT))
+            return orjson.loads(orjson.dumps(state, None, ORJSON_STRICT))
         copy = dict(state)
         # Which members are containers, found at C speed (no Python loop per member).
         nested = list(map(_CONTAINERS.__contains__, map(type, copy.values())))
-        values = orjson.loads(orjson.dumps(list(compress(copy.values(), nested)), None, _STRICT))
+        containers = list(compress(copy.values(), nested))
+        values = orjson.loads(orjson.dumps(containers, None, ORJSON_STRICT))
         copy.update(zip(compress(copy.keys(), nested), values, strict=True))
         return copy
     except TypeError:
