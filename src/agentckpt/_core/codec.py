@@ -28,6 +28,7 @@ __all__ = [
     "DEFAULT_LIMITS",
     "Limits",
     "decode",
+    "decode_unguarded",
     "encode",
     "encode_trusted",
     "same",
@@ -338,6 +339,25 @@ def decode(data: bytes | bytearray | memoryview) -> Any:
     except (ValueError, RecursionError) as exc:
         # orjson.JSONDecodeError and UnicodeError are ValueErrors; RecursionError comes from
         # the stdlib decoder on documents nested about 1000 deep.
+        raise CorruptDataError(f"stored JSON document cannot be decoded: {exc}") from exc
+
+
+def decode_unguarded(data: bytes | bytearray | memoryview) -> Any:
+    """orjson's reading of ``data``, without :func:`decode`'s scan for integers beyond 64
+    bits (which orjson reads as floats): for a caller that proves the result exact.
+
+    The store does, by comparing the state rebuilt with it to its row's checksum: a
+    checksum is of the exact encoding of the committed state, where an integer is
+    digits, and orjson writes the float it would have read instead of such an integer
+    with an exponent (``1.8446744073709552e+19``), so the checksums differ. On any
+    mismatch it rebuilds with :func:`decode`, which decides.
+
+    Raises:
+        CorruptDataError: as :func:`decode`, for what orjson refuses.
+    """
+    try:
+        return orjson.loads(data)
+    except ValueError as exc:
         raise CorruptDataError(f"stored JSON document cannot be decoded: {exc}") from exc
 
 

@@ -7,7 +7,7 @@ snapshots, deltas, chains and checksums is the same for every backend, sync and 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import compress
 from operator import is_, ne, truth
 from typing import Any
@@ -21,6 +21,7 @@ from agentckpt._core.codec import (
     ORJSON_STRICT,
     Limits,
     decode,
+    decode_unguarded,
     encode,
     encode_trusted,
     valid_container,
@@ -589,18 +590,24 @@ def plan_commit(
     )
 
 
-def decode_row(row: dict[str, Any], *, where: str) -> Any:
-    """A step row's document (a snapshot's state or a delta's patch); errors name ``where``."""
+def decode_row(row: dict[str, Any], *, where: str, exact: bool = True) -> Any:
+    """A step row's document (a snapshot's state or a delta's patch); errors name ``where``.
+
+    ``exact=False`` reads it without the codec's guard for integers beyond 64 bits (see
+    :func:`~agentckpt._core.codec.decode_unguarded`): for a rebuild that is verified.
+    """
     raw = unpack(row["codec"], bytes(row["payload"]), where=where)
     try:
-        return decode(raw)
+        return decode(raw) if exact else decode_unguarded(raw)
     except CorruptDataError as exc:
         raise CorruptDataError(f"{where}: {exc}") from exc
 
 
-def _apply_row(state: Any, row: dict[str, Any], *, where: str, in_place: bool) -> Any:
+def _apply_row(
+    state: Any, row: dict[str, Any], *, where: str, in_place: bool, exact: bool = True
+) -> Any:
     """The state after ``row``: its snapshot, or its delta applied to ``state``."""
-    document = decode_row(row, where=where)
+    document = decode_row(row, where=where, exact=exact)
     if row["kind"] == "snapshot":
         return document
     try:
@@ -660,15 +667,71 @@ def rebuild(run_id: UUID, rows: Sequence[dict[str, Any]], *, verify: bool = True
     first = rows[0]
     if first["kind"] != "snapshot":
         raise CorruptDataError(f"run {run_id} step {first['step']}: chain has no snapshot")
-    state: Any = None
     last = rows[-1]
+    if verify and not (last["is_open"] and last["kind"] == "delta"):
+        # The checksum proves the state exact, so the documents are read without the
+        # codec's scan for integers beyond 64 bits (a pass over every payload's bytes):
+        # one orjson would read as a float makes the state's encoding, so its checksum,
+        # differ. Then (or on any corruption) the exact rebuild below decides, and names
+        # the error. Not when the head is an open delta: the parent state it keeps is
+        # not what the checksum covers.
+        try:
+            return _rebuild(run_id, rows, verify=True, exact=False)
+        except CorruptDataError:
+            pass
+    return _rebuild(run_id, rows, verify=verify, exact=True)
+
+
+class _Unread:
+    """The state of a head whose owner handed its rebuilt state over (see :func:`hand_over`)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "UNREAD"
+
+
+UNREAD: Any = _Unread()
+"""A cached head's ``state`` not decoded yet: :func:`ready` decodes it from its members."""
+
+
+def hand_over(head: Head) -> tuple[Any, Head]:
+    """A rebuilt head's state for the caller to own, and the head for the cache.
+
+    The caller gets the rebuilt state itself and the cached head keeps only its
+    members' encodings (exact bytes computed for the checksum): its own state is
+    decoded from them by :func:`ready` when a commit needs it as its base, so a
+    resume that is not followed by a commit builds one copy of the state, not two.
+    When the head has no members (not verified, or not an object state) or keeps an
+    open delta's parent (which shares parts with the state), the caller gets a copy.
+    """
+    members = head.members
+    if members is not None and head.parent_state is None:
+        return head.state, replace(head, state=UNREAD)
+    encoded = members.encoding() if members is not None else encode_trusted(head.state)
+    return decode(encoded), head
+
+
+def ready(head: Head) -> Head:
+    """``head`` with its state, decoded from its members if :func:`hand_over` left it
+    unread; ``head`` itself otherwise."""
+    if head.state is not UNREAD:
+        return head
+    assert head.members is not None
+    return replace(head, state=decode(head.members.encoding()))
+
+
+def _rebuild(run_id: UUID, rows: Sequence[dict[str, Any]], *, verify: bool, exact: bool) -> Head:
+    first, last = rows[0], rows[-1]
+    state: Any = None
     for row in rows[:-1]:
-        state = _apply_row(state, row, where=f"run {run_id} step {row['step']}", in_place=True)
+        where = f"run {run_id} step {row['step']}"
+        state = _apply_row(state, row, where=where, in_place=True, exact=exact)
     # The parent stays intact when the head is open: it is the base of its next rewrite.
     open_delta = bool(last["is_open"]) and last["kind"] == "delta"
     parent_state = state if open_delta else None
     where = f"run {run_id} step {last['step']}"
-    state = _apply_row(state, last, where=where, in_place=not open_delta)
+    state = _apply_row(state, last, where=where, in_place=not open_delta, exact=exact)
     members = verify_state(state, last["checksum"], where=where) if verify else None
     chain_bytes = sum(row["raw_bytes"] for row in rows[1:])
     return Head(
@@ -688,12 +751,15 @@ def rebuild(run_id: UUID, rows: Sequence[dict[str, Any]], *, verify: bool = True
 
 __all__ = [
     "EMPTY_HEAD",
+    "UNREAD",
     "Head",
     "Plan",
     "checksum",
     "checksum_matches",
     "decode_row",
+    "hand_over",
     "plan_commit",
+    "ready",
     "rebuild",
     "replay",
     "verify_state",

@@ -22,13 +22,15 @@ from agentckpt._backends.options import CommitOptions
 from agentckpt._backends.sql import load_migrations
 from agentckpt._compat import GroupCommit
 from agentckpt._core.blobs import BlobRef, compress, db_uri, decompress, digest_of
-from agentckpt._core.codec import DEFAULT_LIMITS, Limits, decode, encode, encode_trusted
+from agentckpt._core.codec import DEFAULT_LIMITS, Limits, decode, encode
 from agentckpt._core.metadata import decode_metadata
 from agentckpt._core.plan import (
     EMPTY_HEAD,
     Head,
     checksum_matches,
+    hand_over,
     plan_commit,
+    ready,
     rebuild,
 )
 from agentckpt._core.policy import SnapshotPolicy
@@ -768,7 +770,7 @@ class Store:
             with self._heads_lock:
                 cached = self._heads.get(rid)
             if cached is not None:
-                return cached
+                return self._ready(rid, cached)
         rows = self.open_rows(
             STEP,
             self.backend.read(queries.LOAD_CHAIN, {"run_id": rid, "step": None}),
@@ -781,6 +783,15 @@ class Store:
             head = rebuild(rid, rows, verify=self.verify)
         self._acknowledged.check(rid, head.step)
         self._remember(rid, head)
+        return head
+
+    def _ready(self, rid: UUID, cached: Head) -> Head:
+        """A cached head with its state, decoded now if a resume handed it over."""
+        head = ready(cached)
+        if head is not cached:
+            with self._heads_lock:
+                if self._heads.get(rid) is cached:  # not replaced meanwhile
+                    self._heads[rid] = head
         return head
 
     def resume(self, run_id: RunId) -> Checkpoint | None:
@@ -824,13 +835,10 @@ class Store:
             self._remember(rid, EMPTY_HEAD)
             return run, None
         last = rows[-1]
-        head = rebuild(rid, rows, verify=self.verify)
-        # The members' encodings (computed for the checksum) make the caller's copy of
-        # the head state without encoding it a second time.
-        members = head.members
-        encoded = members.encoding() if members is not None else encode_trusted(head.state)
+        # The caller owns the rebuilt state; the cached head decodes its own copy from
+        # the members' encodings (computed for the checksum) only if a commit follows.
+        state, head = hand_over(rebuild(rid, rows, verify=self.verify))
         self._remember(rid, head)
-        state = decode(encoded)
         if self.migrations is not None:
             state, _ = self.migrations.upgrade(state)
         checkpoint = Checkpoint(

@@ -21,13 +21,15 @@ from agentckpt._backends.options import CommitOptions
 from agentckpt._backends.sql import load_migrations
 from agentckpt._compat import AsyncGroupCommit
 from agentckpt._core.blobs import BlobRef, compress, db_uri, decompress, digest_of
-from agentckpt._core.codec import DEFAULT_LIMITS, Limits, decode, encode, encode_trusted
+from agentckpt._core.codec import DEFAULT_LIMITS, Limits, decode, encode
 from agentckpt._core.metadata import decode_metadata
 from agentckpt._core.plan import (
     EMPTY_HEAD,
     Head,
     checksum_matches,
+    hand_over,
     plan_commit,
+    ready,
     rebuild,
 )
 from agentckpt._core.policy import SnapshotPolicy
@@ -769,7 +771,7 @@ class AsyncStore:
             with self._heads_lock:
                 cached = self._heads.get(rid)
             if cached is not None:
-                return cached
+                return self._ready(rid, cached)
         rows = await self.open_rows(
             STEP,
             await self.backend.read(queries.LOAD_CHAIN, {"run_id": rid, "step": None}),
@@ -782,6 +784,15 @@ class AsyncStore:
             head = rebuild(rid, rows, verify=self.verify)
         self._acknowledged.check(rid, head.step)
         self._remember(rid, head)
+        return head
+
+    def _ready(self, rid: UUID, cached: Head) -> Head:
+        """A cached head with its state, decoded now if a resume handed it over."""
+        head = ready(cached)
+        if head is not cached:
+            with self._heads_lock:
+                if self._heads.get(rid) is cached:  # not replaced meanwhile
+                    self._heads[rid] = head
         return head
 
     async def resume(self, run_id: RunId) -> Checkpoint | None:
@@ -825,13 +836,10 @@ class AsyncStore:
             self._remember(rid, EMPTY_HEAD)
             return run, None
         last = rows[-1]
-        head = rebuild(rid, rows, verify=self.verify)
-        # The members' encodings (computed for the checksum) make the caller's copy of
-        # the head state without encoding it a second time.
-        members = head.members
-        encoded = members.encoding() if members is not None else encode_trusted(head.state)
+        # The caller owns the rebuilt state; the cached head decodes its own copy from
+        # the members' encodings (computed for the checksum) only if a commit follows.
+        state, head = hand_over(rebuild(rid, rows, verify=self.verify))
         self._remember(rid, head)
-        state = decode(encoded)
         if self.migrations is not None:
             state, _ = self.migrations.upgrade(state)
         checkpoint = Checkpoint(
