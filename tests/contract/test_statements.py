@@ -35,3 +35,15 @@ def test_commit_steps_is_prepared_after_a_few_commits(pg_url: str) -> None:
             rows = conn.execute("SELECT statement FROM pg_prepared_statements").fetchall()
     statements = [row["statement"] for row in rows]
     assert any("INSERT INTO steps AS s" in s and "write_token" in s for s in statements)
+
+
+def test_the_binary_reads_are_queries_without_json_columns() -> None:
+    """The reads that come back in binary exist, and return no json or jsonb column,
+    whose binary loaders would not be the text loaders' (the config is bytea, the
+    metadata cast to text)."""
+    from agentckpt._backends import postgres_async
+
+    queries = load_queries("postgres")
+    for name in postgres_async._BINARY_READS:
+        select = queries[name].lower()
+        assert "json" not in select, name

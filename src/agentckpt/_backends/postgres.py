@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
-from psycopg.pq import TransactionStatus
+from psycopg.pq import ExecStatus, TransactionStatus
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 from psycopg_pool.base import AttemptWithBackoff
@@ -279,6 +279,20 @@ def check_search_path(conn: Conn, schema: str) -> None:
 
 # Named queries Citus cannot run, and the driver's variant it runs instead on a
 # distributed store (same parameters, same rows back).
+# Reads whose results come in binary: the steps' payloads and checksums (bytea) arrive
+# as their bytes, not as hex text twice their size that the client unescapes, and every
+# column these return has a binary loader that gives the text loader's value (no json
+# or jsonb: a run's config is bytea, its metadata is cast to text).
+_BINARY_READS = frozenset({"resume_run", "load_chain"})
+
+
+def _has_rows(cur: Any) -> bool:
+    """Whether the statement returned a result set (what ``cur.description`` says, without
+    building its 30-odd ``Column`` objects on every read)."""
+    res = cur.pgresult
+    return res is not None and (res.nfields > 0 or res.status == ExecStatus.TUPLES_OK)
+
+
 CITUS_VARIANTS = {"runs_claim_orphans": "routed_claim_orphans"}
 
 
@@ -473,7 +487,7 @@ class PostgresBackend:
             self._distributed = is_distributed(conn)
         return not self._distributed
 
-    def _scoped(self, conn: Conn, sql: str, params: Params) -> list[Row]:
+    def _scoped(self, conn: Conn, sql: str, params: Params, *, binary: bool = False) -> list[Row]:
         """Run one statement in one transaction bound to the store's tenant.
 
         On a connection whose session carries the tenant (``_carries_tenant``) the
@@ -486,15 +500,15 @@ class PostgresBackend:
         then, as an autocommit statement is).
         """
         if self._carries_tenant(conn):
-            cur = conn.execute(sql, params)
-            return cur.fetchall() if cur.description else []
+            cur = conn.execute(sql, params, binary=binary)
+            return cur.fetchall() if _has_rows(cur) else []
         if _PIPELINE:
             try:
                 # Leaving the block sends the one sync and reads every result.
                 with conn.pipeline():
                     conn.execute(SET_TENANT, {"tenant": self.tenant})
-                    cur = conn.execute(sql, params)
-                return cur.fetchall() if cur.description else []
+                    cur = conn.execute(sql, params, binary=binary)
+                return cur.fetchall() if _has_rows(cur) else []
             except BaseException:
                 # A connection lost (or interrupted) mid-pipeline can look busy rather than
                 # broken to the pool, which would hand it out again: close it, so the pool
@@ -506,8 +520,8 @@ class PostgresBackend:
                 raise
         with conn.transaction():
             conn.execute(SET_TENANT, {"tenant": self.tenant})
-            cur = conn.execute(sql, params)
-            return cur.fetchall() if cur.description else []
+            cur = conn.execute(sql, params, binary=binary)
+            return cur.fetchall() if _has_rows(cur) else []
 
     def _discard(self, conn: Conn) -> None:
         conn.close()
@@ -613,7 +627,8 @@ class PostgresBackend:
         """Run a named read-only statement."""
 
         def read(conn: Conn) -> list[Row]:
-            return self._scoped(conn, self._sql(conn, name), params)
+            sql = self._sql(conn, name)
+            return self._scoped(conn, sql, params, binary=name in _BINARY_READS)
 
         return self._run(read, writing=False)
 

@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
-from psycopg.pq import TransactionStatus
+from psycopg.pq import ExecStatus, TransactionStatus
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 from psycopg_pool.base import AttemptWithBackoff
@@ -280,6 +280,20 @@ async def check_search_path(conn: Conn, schema: str) -> None:
 
 # Named queries Citus cannot run, and the driver's variant it runs instead on a
 # distributed store (same parameters, same rows back).
+# Reads whose results come in binary: the steps' payloads and checksums (bytea) arrive
+# as their bytes, not as hex text twice their size that the client unescapes, and every
+# column these return has a binary loader that gives the text loader's value (no json
+# or jsonb: a run's config is bytea, its metadata is cast to text).
+_BINARY_READS = frozenset({"resume_run", "load_chain"})
+
+
+def _has_rows(cur: Any) -> bool:
+    """Whether the statement returned a result set (what ``cur.description`` says, without
+    building its 30-odd ``Column`` objects on every read)."""
+    res = cur.pgresult
+    return res is not None and (res.nfields > 0 or res.status == ExecStatus.TUPLES_OK)
+
+
 CITUS_VARIANTS = {"runs_claim_orphans": "routed_claim_orphans"}
 
 
@@ -476,7 +490,9 @@ class AsyncPostgresBackend:
             self._distributed = await is_distributed(conn)
         return not self._distributed
 
-    async def _scoped(self, conn: Conn, sql: str, params: Params) -> list[Row]:
+    async def _scoped(
+        self, conn: Conn, sql: str, params: Params, *, binary: bool = False
+    ) -> list[Row]:
         """Run one statement in one transaction bound to the store's tenant.
 
         On a connection whose session carries the tenant (``_carries_tenant``) the
@@ -489,15 +505,15 @@ class AsyncPostgresBackend:
         then, as an autocommit statement is).
         """
         if await self._carries_tenant(conn):
-            cur = await conn.execute(sql, params)
-            return await cur.fetchall() if cur.description else []
+            cur = await conn.execute(sql, params, binary=binary)
+            return await cur.fetchall() if _has_rows(cur) else []
         if _PIPELINE:
             try:
                 # Leaving the block sends the one sync and reads every result.
                 async with conn.pipeline():
                     await conn.execute(SET_TENANT, {"tenant": self.tenant})
-                    cur = await conn.execute(sql, params)
-                return await cur.fetchall() if cur.description else []
+                    cur = await conn.execute(sql, params, binary=binary)
+                return await cur.fetchall() if _has_rows(cur) else []
             except BaseException:
                 # A connection lost (or interrupted) mid-pipeline can look busy rather than
                 # broken to the pool, which would hand it out again: close it, so the pool
@@ -509,8 +525,8 @@ class AsyncPostgresBackend:
                 raise
         async with conn.transaction():
             await conn.execute(SET_TENANT, {"tenant": self.tenant})
-            cur = await conn.execute(sql, params)
-            return await cur.fetchall() if cur.description else []
+            cur = await conn.execute(sql, params, binary=binary)
+            return await cur.fetchall() if _has_rows(cur) else []
 
     async def _discard(self, conn: Conn) -> None:
         await conn.close()
@@ -618,7 +634,8 @@ class AsyncPostgresBackend:
         """Run a named read-only statement."""
 
         async def read(conn: Conn) -> list[Row]:
-            return await self._scoped(conn, await self._sql(conn, name), params)
+            sql = await self._sql(conn, name)
+            return await self._scoped(conn, sql, params, binary=name in _BINARY_READS)
 
         return await self._run(read, writing=False)
 
