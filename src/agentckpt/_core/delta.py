@@ -279,33 +279,40 @@ def _apply_op(
         raise InvalidPatchError(f"patch op {index}: an op is a dict, not a {type(op).__name__}")
     name = op.get("op")
     path = op.get("path")
-    where = f"patch op {index} ({name!r} at {path!r})"
+    # What the errors name the op by; the message is built only when one is raised.
+    at = (index, name, path)
     if type(name) is not str or name not in _OPS:
-        raise InvalidPatchError(f"{where}: unknown op; only add, remove and replace are supported")
+        raise InvalidPatchError(
+            f"{_where(at)}: unknown op; only add, remove and replace are supported"
+        )
     if type(path) is not str:
-        raise InvalidPatchError(f"{where}: the path must be a str")
+        raise InvalidPatchError(f"{_where(at)}: the path must be a str")
     if path and path[0] != "/":
-        raise InvalidPatchError(f"{where}: malformed pointer: it must be empty or start with '/'")
-    if _BAD_TILDE.search(path):
-        raise InvalidPatchError(f"{where}: malformed pointer: '~' must be followed by 0 or 1")
+        raise InvalidPatchError(
+            f"{_where(at)}: malformed pointer: it must be empty or start with '/'"
+        )
+    if "~" in path and _BAD_TILDE.search(path):
+        raise InvalidPatchError(f"{_where(at)}: malformed pointer: '~' must be followed by 0 or 1")
     value: Any = None
     if name != "remove":
         if "value" not in op:
-            raise InvalidPatchError(f"{where}: the op has no 'value'")
+            raise InvalidPatchError(f"{_where(at)}: the op has no 'value'")
         value = op["value"] if consume else _clone(op["value"])
         if type(value) is dict or type(value) is list:
             owned[id(value)] = value
     if not path:
         if name == "remove":
-            raise InvalidPatchError(f"{where}: cannot remove the whole document")
+            raise InvalidPatchError(f"{_where(at)}: cannot remove the whole document")
         return value
-    tokens = [_unescape(token) for token in path[1:].split("/")]
+    tokens = path[1:].split("/")
+    if "~" in path:
+        tokens = [_unescape(token) for token in tokens]
 
     if not in_place:
         root = _owned(root, owned)
     parent = root
     for depth, token in enumerate(tokens[:-1]):
-        child = _child(parent, token, tokens, depth, where)
+        child = _child(parent, token, tokens, depth, at)
         if not in_place:
             copy = _owned(child, owned)
             if copy is not child:
@@ -320,7 +327,7 @@ def _apply_op(
             parent[last] = value
         elif last not in parent:
             raise InvalidPatchError(
-                f"{where}: no member {last!r} in the object at {_prefix(tokens, -1)!r}"
+                f"{_where(at)}: no member {last!r} in the object at {_prefix(tokens, -1)!r}"
             )
         elif name == "remove":
             del parent[last]
@@ -333,12 +340,13 @@ def _apply_op(
             return root
         if not _ARRAY_INDEX.fullmatch(last):
             raise InvalidPatchError(
-                f"{where}: {last!r} is not an array index (the array is at {_prefix(tokens, -1)!r})"
+                f"{_where(at)}: {last!r} is not an array index (the array is at "
+                f"{_prefix(tokens, -1)!r})"
             )
         position = int(last)
         if position > size or (position == size and name != "add"):
             raise InvalidPatchError(
-                f"{where}: index {position} is out of range for the array of length {size} "
+                f"{_where(at)}: index {position} is out of range for the array of length {size} "
                 f"at {_prefix(tokens, -1)!r}"
             )
         if name == "add":
@@ -349,10 +357,18 @@ def _apply_op(
             parent[position] = value
     else:
         raise InvalidPatchError(
-            f"{where}: the value at {_prefix(tokens, -1)!r} is a {cls.__name__}, "
+            f"{_where(at)}: the value at {_prefix(tokens, -1)!r} is a {cls.__name__}, "
             "not an object or array"
         )
     return root
+
+
+_At = tuple[int, Any, Any]  # an op's index, name and path
+
+
+def _where(at: _At) -> str:
+    index, name, path = at
+    return f"patch op {index} ({name!r} at {path!r})"
 
 
 def _unescape(token: str) -> str:
@@ -372,29 +388,29 @@ def _index(container: Any, token: str) -> Any:
     return int(token) if type(container) is list else token
 
 
-def _child(parent: Any, token: str, tokens: list[str], depth: int, where: str) -> Any:
+def _child(parent: Any, token: str, tokens: list[str], depth: int, at: _At) -> Any:
     cls = type(parent)
     if cls is dict:
         if token in parent:
             return parent[token]
         raise InvalidPatchError(
-            f"{where}: no member {token!r} in the object at {_prefix(tokens, depth)!r}"
+            f"{_where(at)}: no member {token!r} in the object at {_prefix(tokens, depth)!r}"
         )
     if cls is list:
         if not _ARRAY_INDEX.fullmatch(token):
             raise InvalidPatchError(
-                f"{where}: {token!r} is not an array index (the array is at "
+                f"{_where(at)}: {token!r} is not an array index (the array is at "
                 f"{_prefix(tokens, depth)!r})"
             )
         position = int(token)
         if position < len(parent):
             return parent[position]
         raise InvalidPatchError(
-            f"{where}: index {position} is out of range for the array of length "
+            f"{_where(at)}: index {position} is out of range for the array of length "
             f"{len(parent)} at {_prefix(tokens, depth)!r}"
         )
     raise InvalidPatchError(
-        f"{where}: the value at {_prefix(tokens, depth)!r} is a {cls.__name__}, "
+        f"{_where(at)}: the value at {_prefix(tokens, depth)!r} is a {cls.__name__}, "
         "not an object or array"
     )
 
