@@ -154,7 +154,7 @@ def _walk_error(value: Any, max_depth: int) -> tuple[str, str] | None:
     st.integers(min_value=1, max_value=8),
 )
 def test_fast_path_accepts_only_what_the_walk_accepts(value: Any, max_depth: int) -> None:
-    data = codec._exact_encoding(value, max_depth)
+    data = codec.exact_encoding(value, max_depth)
     if data is not None:
         assert _walk_accepts(value, max_depth)
         assert data == orjson.dumps(value, option=codec.ORJSON_STRICT)
@@ -166,7 +166,7 @@ def test_fast_path_accepts_valid_values_orjson_encodes(value: Any) -> None:
     # Its only false alarms: a "null" inside a string of a value that holds a float.
     if encode_fast(value) is None:
         return
-    data = codec._exact_encoding(value, codec.DEFAULT_LIMITS.max_depth)
+    data = codec.exact_encoding(value, codec.DEFAULT_LIMITS.max_depth)
     text = orjson.dumps(value, option=codec.ORJSON_STRICT)
     has_float = b"." in text or b"e" in text
     if data is None:
@@ -208,7 +208,7 @@ def test_each_refused_type_is_refused_with_its_path(bad: Any, where: str) -> Non
     if where == "deep":
         value = [[[[{"x": [None, 1.5, bad]}]]]]
     path = {"item": "/item/1", "value": "/a/b", "deep": "/0/0/0/0/x/2"}[where]
-    assert codec._exact_encoding(value, 200) is None
+    assert codec.exact_encoding(value, 200) is None
     with pytest.raises(InvalidValueError) as info:
         validate(value)
     assert info.value.path == path
@@ -220,7 +220,7 @@ def test_each_refused_type_is_refused_with_its_path(bad: Any, where: str) -> Non
 @pytest.mark.parametrize("key", [1, None, Text("k"), Name.ALICE, "\ud800"], ids=repr)
 def test_bad_keys_are_refused(key: Any) -> None:
     value = {"a": [{key: 1}]}
-    assert codec._exact_encoding(value, 200) is None
+    assert codec.exact_encoding(value, 200) is None
     with pytest.raises(InvalidValueError) as info:
         validate(value)
     assert info.value.path == "/a/0"
@@ -233,7 +233,7 @@ def test_depth_limit_is_exact(max_depth: int) -> None:
             continue
         for leaf in (1, [], {}, "s"):
             value = _deep(depth - (type(leaf) in (dict, list)), leaf)
-            fast = codec._exact_encoding(value, max_depth)
+            fast = codec.exact_encoding(value, max_depth)
             walk = _walk_accepts(value, max_depth)
             if fast is not None:
                 assert walk
@@ -243,10 +243,10 @@ def test_depth_limit_is_exact(max_depth: int) -> None:
 
 
 def test_nan_next_to_none_and_null_text() -> None:
-    assert codec._exact_encoding([None, 1.5, "null"], 200) is None  # a false alarm
-    assert codec._exact_encoding([None, 1.5, None], 200) is not None
-    assert codec._exact_encoding([None, math.nan, 1.5], 200) is None
-    assert codec._exact_encoding([None, "null"], 200) is not None  # no float: no NaN
+    assert codec.exact_encoding([None, 1.5, "null"], 200) is None  # a false alarm
+    assert codec.exact_encoding([None, 1.5, None], 200) is not None
+    assert codec.exact_encoding([None, math.nan, 1.5], 200) is None
+    assert codec.exact_encoding([None, "null"], 200) is not None  # no float: no NaN
     with pytest.raises(InvalidValueError) as info:
         validate({"rows": [[1, None], [2.5, math.inf]]})
     assert info.value.path == "/rows/1/1"
@@ -255,7 +255,7 @@ def test_nan_next_to_none_and_null_text() -> None:
 def test_reference_cycle_goes_to_the_walk() -> None:
     cycle: list[Any] = []
     cycle.append(cycle)
-    assert codec._exact_encoding(cycle, 200) is None
+    assert codec.exact_encoding(cycle, 200) is None
     with pytest.raises(InvalidValueError, match="reference cycle"):
         validate(cycle)
 
@@ -263,7 +263,7 @@ def test_reference_cycle_goes_to_the_walk() -> None:
 def test_shared_subtrees_are_counted_like_the_walk() -> None:
     shared = {"n": None, "x": 1.0}
     value = [shared, shared, [shared]]
-    assert codec._exact_encoding(value, 200) is not None
-    assert codec._exact_encoding(value, 2) is None
+    assert codec.exact_encoding(value, 200) is not None
+    assert codec.exact_encoding(value, 2) is None
     assert _walk_accepts(value, 3)
     assert not _walk_accepts(value, 2)
