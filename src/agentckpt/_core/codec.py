@@ -12,6 +12,7 @@ exactly (integers outside 64 bits, very deep nesting).
 
 from __future__ import annotations
 
+import gc
 import json
 import re
 import sys
@@ -31,6 +32,7 @@ __all__ = [
     "decode_unguarded",
     "encode",
     "encode_trusted",
+    "exact_encoding",
     "same",
     "valid_container",
     "validate",
@@ -212,7 +214,8 @@ def validate(value: object, *, limits: Limits = DEFAULT_LIMITS, path: str = "") 
         if reason is not None:
             raise InvalidValueError(path, reason)
         return
-    _walk(value, limits.max_depth, path)
+    if exact_encoding(value, limits.max_depth) is None:
+        _walk(value, limits.max_depth, path)
 
 
 def valid_container(value: dict[str, Any] | list[Any], max_depth: int) -> bool:
@@ -221,11 +224,63 @@ def valid_container(value: dict[str, Any] | list[Any], max_depth: int) -> bool:
     caller that sends what fails through :func:`validate` to name it."""
     if max_depth < 1:
         return False
+    if exact_encoding(value, max_depth) is not None:
+        return True
     try:
         _walk(value, max_depth, "")
     except InvalidValueError:
         return False
     return True
+
+
+# The exact types of an accepted value: anything else (a subclass, a tuple, an enum, a
+# UUID, an orjson.Fragment) is refused by validate.
+_JSON_TYPES = frozenset({str, int, float, bool, type(None), dict, list})
+_NONE = type(None)
+
+
+def exact_encoding(value: Any, max_depth: int, data: bytes | None = None) -> bytes | None:
+    """orjson's strict encoding of the container ``value`` if it certainly passes
+    :func:`validate` with ``max_depth``, else None (then only the walk can tell, and
+    name what is wrong). ``data``: that encoding, if the caller has it.
+
+    A fast path at C speed where the walk costs a Python step per value (a 55 KB table
+    of numbers: 0.23 against 0.84 ms, the encoding included). The strict encoding
+    refuses lone surrogates, integers beyond 64 bits, subclasses of str, int, float,
+    dict and list, keys that are not exact str, unknown types and cycles. What it writes
+    anyway is caught here, one nesting level at a time (``gc.get_referents`` lists a
+    level's children, in C): a type outside the JSON ones (tuples, enums, UUIDs,
+    fragments), a level past ``max_depth``, and NaN or an infinity, which orjson writes
+    as ``null``: with a float anywhere, the ``null`` in the bytes must be as many as the
+    None values (a ``null`` inside a string is a false alarm, which only costs the walk).
+    """
+    if data is None:
+        try:
+            data = orjson.dumps(value, None, ORJSON_STRICT)
+        except TypeError:
+            return None
+    level: list[Any] = [value]
+    depth = 0
+    nones = 0
+    floats = False
+    while level:
+        kinds = set(map(type, level))
+        if not kinds <= _JSON_TYPES:
+            return None
+        if dict in kinds or list in kinds:
+            depth += 1
+            if depth > max_depth:
+                return None
+        if _NONE in kinds:
+            # Safe: every item is of a JSON type, so == None is a C comparison.
+            nones += level.count(None)
+        floats = floats or float in kinds
+        # The children of the level's dicts (values; keys are exact str, checked by
+        # orjson) and lists; scalars have none.
+        level = gc.get_referents(*level)
+    if floats and data.count(b"null") != nones:
+        return None
+    return data
 
 
 def _children(container: Any) -> Iterator[tuple[Any, Any]]:
@@ -281,15 +336,23 @@ def _walk(root: Any, max_depth: int, prefix: str) -> None:
                 segments.pop()
 
 
-def encode(value: object, *, limits: Limits = DEFAULT_LIMITS) -> bytes:
+def encode(value: object, *, limits: Limits = DEFAULT_LIMITS, fast: bytes | None = None) -> bytes:
     """Validate ``value`` and return it as compact UTF-8 JSON that :func:`decode` restores.
+
+    ``fast``: :func:`encode_fast`'s encoding of ``value``, for a caller that has it
+    already (it is then not encoded again).
 
     Raises:
         InvalidValueError: the value cannot be stored exactly (see :func:`validate`), or its
             encoding is larger than ``limits.max_bytes`` (path ``""``).
     """
-    validate(value, limits=limits)
-    data = encode_trusted(value)
+    cls = type(value)
+    data = None
+    if cls is dict or cls is list:
+        data = exact_encoding(value, limits.max_depth, fast)
+    if data is None:
+        validate(value, limits=limits)
+        data = encode_trusted(value)
     if len(data) > limits.max_bytes:
         raise InvalidValueError(
             "",

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from agentckpt._core.codec import Limits, validate
+from agentckpt._core.codec import Limits, exact_encoding, validate
 from agentckpt.errors import InvalidValueError
 
 MAX_METADATA_BYTES = 64 * 1024
@@ -38,16 +38,23 @@ def encode_metadata(metadata: dict[str, Any] | None) -> str | None:
         return None
     if not isinstance(metadata, dict):
         raise InvalidValueError("", f"metadata must be a dict, not {type(metadata).__name__}")
-    try:
-        validate(metadata, limits=_LIMITS)
-    except InvalidValueError as exc:
-        raise InvalidValueError(exc.path, f"metadata: {exc.reason}") from None
-    _check_nul(metadata, "")
-    try:
-        text = orjson.dumps(metadata).decode()
-    except TypeError:
-        # orjson refuses integers outside 64 bits, which JSONB would change to numeric.
-        raise InvalidValueError("", "metadata integers must fit in 64 bits") from None
+    data = exact_encoding(metadata, _LIMITS.max_depth)
+    if data is None:
+        try:
+            validate(metadata, limits=_LIMITS)
+        except InvalidValueError as exc:
+            raise InvalidValueError(exc.path, f"metadata: {exc.reason}") from None
+        _check_nul(metadata, "")
+        try:
+            data = orjson.dumps(metadata)
+        except TypeError:
+            # orjson refuses integers outside 64 bits, which JSONB would change to numeric.
+            raise InvalidValueError("", "metadata integers must fit in 64 bits") from None
+    elif b"\\u0000" in data:
+        # orjson writes U+0000 as this escape; a text holding these six characters
+        # is a false alarm, which only costs the walk.
+        _check_nul(metadata, "")
+    text = data.decode()
     if len(text) > MAX_METADATA_BYTES:
         raise InvalidValueError(
             "", f"metadata is {len(text)} bytes encoded; the limit is {MAX_METADATA_BYTES}"

@@ -24,6 +24,7 @@ from agentckpt._core.codec import (
     decode_unguarded,
     encode,
     encode_trusted,
+    exact_encoding,
     valid_container,
     validate,
 )
@@ -120,7 +121,9 @@ def validate_patch(patch: list[dict[str, Any]], state: Any, limits: Limits) -> N
                 remaining = limits.max_depth - depth
                 if remaining < 1:
                     raise InvalidValueError(path, "too deep")
-                validate(value, limits=Limits(max_depth=remaining, max_bytes=limits.max_bytes))
+                if not valid_container(value, remaining):
+                    # Says what is wrong, relative to the value (the except names it).
+                    validate(value, limits=Limits(max_depth=remaining, max_bytes=limits.max_bytes))
             else:
                 validate(value, limits=limits)
         except InvalidValueError:
@@ -151,7 +154,7 @@ class _Delta:
 
     ``patch`` holds the ops still to validate; ``raw``, when set, is the encoding of the
     whole delta, which then also holds ops built from checked bytes (see
-    :func:`_replace_op`) that ``patch`` does not list.
+    :func:`_replace_op` and :func:`_append_hinted`) that ``patch`` does not list.
     """
 
     patch: Patch
@@ -242,9 +245,13 @@ def _member_delta(
     # Members replaced whole: their ops' encodings and their values for the new head.
     replaced_ops: list[bytes] = []
     replaced: list[tuple[str, Any]] = []
+    # The hinted array's new items, when checked from their encoding: the head's copy.
+    appended: tuple[str, list[Any]] | None = None
     try:
         if hinted is not None:
-            _append_hinted(members, hinted, base, state, patch, changes)
+            appended = _append_hinted(
+                members, hinted, base, state, patch, changes, replaced_ops, limits
+            )
         for index in compress(range(count), differs):
             before, after = olds[index], values[index]
             new, old = _dumps(after), encoded[index]
@@ -289,10 +296,13 @@ def _member_delta(
             for key, value in zip(compress(keys, own), compress(values, own), strict=True)
             if type(value) in _SCALARS
         )
+    if appended is not None:
+        key, items = appended
+        owned[key] = base[key] + items
     if patch:
         owned = apply(owned, patch)
     raw = None
-    if replaced:
+    if replaced_ops:
         owned.update(replaced)
         if patch:
             replaced_ops.append(encode_trusted(patch)[1:-1])
@@ -386,19 +396,35 @@ def _append_hinted(
     state: dict[str, Any],
     patch: Patch,
     changes: dict[int, tuple[bytes, Hasher | None]],
-) -> None:
-    """The ops and new encoding of the hinted array: only its new items are encoded."""
+    checked_ops: list[bytes],
+    limits: Limits,
+) -> tuple[str, list[Any]] | None:
+    """The ops and new encoding of the hinted array: only its new items are encoded.
+
+    Items that pass the exact check from their strict encoding (as deep as they sit, two
+    levels below the root) need neither a walk nor a copy by :func:`apply`: their ops
+    go to ``checked_ops`` as bytes, and ``(key, items)`` is returned, the items decoded
+    from those bytes (the new head's own copy). Otherwise their ops join ``patch``, to
+    be validated (and named) and applied op by op, and None is returned.
+    """
     key = members.keys[index]
     count = len(base[key])
     items = state[key][count:]
     if not items:
-        return
+        return None
     old = members.values[index]
-    tail = _dumps(items)
+    parts = [_dumps(item) for item in items]
+    tail = b"[" + b",".join(parts) + b"]"
     # The array's encoding: the old one but its "]", then the new items.
     value = b"".join((memoryview(old)[:-1], b"," if count else b"", memoryview(tail)[1:]))
-    patch.extend(append_ops(items, "/" + escape_key(key)))
     changes[index] = (value, members.prefixes[index])
+    pointer = "/" + escape_key(key)
+    if exact_encoding(items, limits.max_depth - 1, tail) is None:
+        patch.extend(append_ops(items, pointer))
+        return None
+    op = b'{"op":"add","path":' + _dumps(pointer + "/-") + b',"value":'
+    checked_ops.extend(op + part + b"}" for part in parts)
+    return key, orjson.loads(tail)
 
 
 def _hinted(

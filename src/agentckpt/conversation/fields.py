@@ -53,7 +53,9 @@ def split(doc: dict[str, Any], known: Iterable[str]) -> tuple[tuple[str, ...], d
 
 def check_extra(extra: Mapping[str, Any] | None, known: Iterable[str], owner: str) -> None:
     """Refuse extras that are really fields (they would be written twice)."""
-    clash = sorted(set(extra or ()) & set(known))
+    if not extra:
+        return
+    clash = sorted(set(extra) & set(known))
     if clash:
         raise ValueError(f"{owner} extra keys {clash} are fields; pass them as arguments")
 

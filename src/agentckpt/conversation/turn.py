@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from agentckpt._core.blobs import is_ref
-from agentckpt._core.codec import Limits, encode, encode_trusted
+from agentckpt._core.codec import Limits, encode, encode_fast, encode_trusted
 from agentckpt._core.policy import SnapshotPolicy
 from agentckpt._core.writes import BlobRow, HistoryRow
 from agentckpt.conversation import queries
@@ -508,17 +508,20 @@ class Conversation:
         if not call.has_result or call.result_ref is not None:
             return
         value = call.result
-        try:
-            # Only measured here; a result that stays inline is validated with the rest
-            # of the commit's new content, so validating it now would walk it twice.
-            data = encode_trusted(value)
-        except (TypeError, ValueError):
-            data = encode(value, limits=self.store.limits)  # raises, naming the bad value
+        # Only measured here; a result that stays inline is validated with the rest of
+        # the commit's new content, so validating it now would check it twice.
+        fast = data = encode_fast(value)
+        if data is None:
+            try:
+                data = encode_trusted(value)  # big integers, deep nesting: the stdlib's
+            except (TypeError, ValueError):
+                data = encode(value, limits=self.store.limits)  # raises, naming the bad value
         # A result shaped like a blob reference is stored as a blob too, so every
         # reference found in a state is a real one.
         if len(data) > self.conversations.options.blob_threshold or is_ref(value):
-            # Leaving the state: validate it (encode_trusted would turn NaN into null).
-            data = encode(value, limits=self.store.limits)
+            # Leaving the state: validate it (orjson writes NaN as null, a tuple as an
+            # array), from orjson's bytes when there are some (not encoded again).
+            data = encode(value, limits=self.store.limits, fast=fast)
             ref, row = self.store.prepare_blob(data)
             call.attach_blob(ref)
             self._blobs.append(row)

@@ -105,6 +105,51 @@ def test_a_prefix_hint_encodes_only_the_new_items(
     check(commit(first.head, new, prefix_hint=("log", len(items))), old, new)
 
 
+@pytest.mark.parametrize(
+    ("bad", "path"),
+    [
+        ({"t": enum.Enum("Hue", "RED").RED}, "/log/1/t"),
+        ({"x": (1, 2)}, "/log/1/x"),
+        ([0.5, math.nan], "/log/1/1"),
+        ({"x": [None, math.inf]}, "/log/1/x/1"),
+        (uuid.UUID(int=3), "/log/1"),
+    ],
+)
+def test_hinted_new_items_are_validated_like_any_new_value(bad: Any, path: str) -> None:
+    """Appended items checked from their encoding: what orjson writes anyway (enums,
+    tuples, NaN, UUIDs) is still refused, with its path in the state."""
+    old = {"log": [{"a": 1}], "n": 0}
+    first = commit(EMPTY_HEAD, old)
+    with pytest.raises(InvalidValueError) as error:
+        commit(first.head, {"log": [{"a": 1}, bad], "n": 1}, prefix_hint=("log", 1))
+    assert error.value.path == path
+
+
+def test_hinted_new_items_deeper_than_the_limit_are_refused() -> None:
+    limits = Limits(max_depth=5)
+    old = {"log": [], "n": 0}
+    first = commit(EMPTY_HEAD, old, limits=limits)
+    ok = {"log": [[[[1]]]], "n": 1}  # 5 levels with the state
+    check(commit(first.head, ok, prefix_hint=("log", 0), limits=limits), old, ok)
+    with pytest.raises(InvalidValueError) as error:
+        commit(first.head, {"log": [[[[[1]]]]], "n": 1}, prefix_hint=("log", 0), limits=limits)
+    assert "Limits.max_depth" in error.value.reason
+
+
+@pytest.mark.parametrize("text", ["text", "null"])  # "null" and a float: the walk checks
+def test_hinted_new_items_in_the_head_are_the_stores_own_copies(text: str) -> None:
+    old = {"log": [{"a": [1]}], "n": 0, "pad": "x" * 2000}
+    first = commit(EMPTY_HEAD, old)
+    item = {"b": [2.5, None, text], "c": {"d": -0.0}}
+    new = {"log": [old["log"][0], item], "n": 1, "pad": old["pad"]}
+    plan = commit(first.head, new, prefix_hint=("log", 1))
+    check(plan, old, new)
+    assert sorted(op["path"] for op in document(plan)) == ["/log/-", "/n"]
+    item["b"].append(3)  # the caller goes on mutating its object
+    item["c"]["d"] = 1
+    assert same(plan.head.state["log"][1], {"b": [2.5, None, text], "c": {"d": -0.0}})
+
+
 def test_a_prefix_hint_on_an_array_the_stdlib_encodes_stores_the_whole_state() -> None:
     # An integer beyond 64 bits makes the codec encode the array with the stdlib, whose
     # floats read otherwise than orjson's: appended items must not be joined in orjson's.
