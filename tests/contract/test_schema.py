@@ -65,6 +65,14 @@ def pg_catalog(conn: psycopg.Connection[Any], schema: str) -> Catalog:
             "JOIN pg_namespace n ON n.oid = cl.relnamespace "
             "WHERE n.nspname = %(s)s AND cl.relkind = 'r' ORDER BY 1"
         ),
+        # STORAGE of each column (migration 0012): whether TOAST compresses a long value.
+        "column_storage": query(
+            "SELECT cl.relname, a.attname, a.attstorage FROM pg_attribute a "
+            "JOIN pg_class cl ON cl.oid = a.attrelid "
+            "JOIN pg_namespace n ON n.oid = cl.relnamespace "
+            "WHERE n.nspname = %(s)s AND cl.relkind = 'r' AND a.attnum > 0 "
+            "AND NOT a.attisdropped ORDER BY 1, 2"
+        ),
     }
 
 
@@ -150,6 +158,46 @@ def test_postgres_keys_include_run_id(pg_url: str) -> None:
             continue
         for columns in keys[table]:
             assert "run_id" in columns, f"{table}: unique key {columns} lacks run_id"
+
+
+@pytest.mark.postgres
+def test_postgres_compressed_payloads_are_not_recompressed(pg_url: str) -> None:
+    """Every bytea column stored beside a ``codec`` holds compressed, incompressible or
+    encrypted bytes, so TOAST must move it out of line without a compression attempt
+    (migration 0012); every other bytea column (``runs.config``: exact JSON) keeps the
+    default and may still be compressed."""
+    with Store.connect(pg_url):
+        pass
+    target = parse_url(pg_url)
+    schema = target.settings["schema"]
+    with psycopg.connect(target.location, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT c.table_name, c.column_name, a.attstorage, "
+            "  EXISTS (SELECT 1 FROM information_schema.columns k "
+            "          WHERE k.table_schema = c.table_schema "
+            "          AND k.table_name = c.table_name AND k.column_name = 'codec') "
+            "FROM information_schema.columns c "
+            "JOIN pg_namespace n ON n.nspname = c.table_schema "
+            "JOIN pg_class cl ON cl.relnamespace = n.oid AND cl.relname = c.table_name "
+            "JOIN pg_attribute a ON a.attrelid = cl.oid AND a.attname = c.column_name "
+            "WHERE c.table_schema = %s AND c.data_type = 'bytea'",
+            (schema,),
+        ).fetchall()
+    storage = {(table, column): (kind, has_codec) for table, column, kind, has_codec in rows}
+    packed = {key for key, (_, has_codec) in storage.items() if has_codec}
+    # checksum, write_token and key material are short: never toasted, default storage.
+    packed -= {("steps", "checksum"), ("steps", "write_token")}
+    assert packed == {
+        ("steps", "payload"),
+        ("blobs", "data"),
+        ("effects", "payload"),
+        ("history", "payload"),
+        ("events", "payload"),
+        ("step_writes", "payload"),
+    }
+    for key in packed:
+        assert storage[key][0] == "e", f"{key}: STORAGE {storage[key][0]!r}, not EXTERNAL"
+    assert storage[("runs", "config")][0] == "x", "runs.config: exact JSON, compressible"
 
 
 # -- SQLite ----------------------------------------------------------------------------

@@ -47,6 +47,13 @@ def test_every_run_table_is_hash_partitioned_keeping_keys_and_settings(url: str)
             "runs_p0": ["fillfactor=50"],
             "steps_p3": ["toast_tuple_target=8160"],
         }
+        # Each partition keeps its parent's column storage (migration 0012).
+        storage = conn.execute(
+            "SELECT attrelid::regclass::text, attstorage FROM pg_attribute "
+            "WHERE attrelid IN ('steps_p3'::regclass, 'blobs_p1'::regclass) "
+            "AND attname IN ('payload', 'data')"
+        ).fetchall()
+        assert dict(storage) == {"steps_p3": "e", "blobs_p1": "e"}
         assert conn.execute("SELECT to_regclass('runs_agent') IS NOT NULL").fetchone() == (True,)
 
 

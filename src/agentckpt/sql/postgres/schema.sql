@@ -242,6 +242,16 @@ CREATE TABLE data_keys (
 );
 
 
+-- The payload columns hold bytes that are already zstd-compressed, incompressible or
+-- encrypted: TOAST moves a long one out of line without trying to compress it again
+-- (migration 0012). runs.config, exact JSON, keeps the default.
+ALTER TABLE steps ALTER COLUMN payload SET STORAGE EXTERNAL;
+ALTER TABLE blobs ALTER COLUMN data SET STORAGE EXTERNAL;
+ALTER TABLE effects ALTER COLUMN payload SET STORAGE EXTERNAL;
+ALTER TABLE history ALTER COLUMN payload SET STORAGE EXTERNAL;
+ALTER TABLE events ALTER COLUMN payload SET STORAGE EXTERNAL;
+ALTER TABLE step_writes ALTER COLUMN payload SET STORAGE EXTERNAL;
+
 -- Row-level security (migration 0010): every table of a run's rows is bound, its owner
 -- too (FORCE), to the tenant the store sets per transaction with
 -- set_config('agentckpt.tenant', <tenant>, true). docs/security.md shows the roles.

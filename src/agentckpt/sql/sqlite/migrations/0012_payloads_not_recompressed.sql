@@ -1,0 +1,3 @@
+-- PostgreSQL's migration 0012 stops TOAST from trying to compress payloads that are
+-- already compressed. SQLite does not compress values, so there is nothing to change
+-- here; the migration exists so that both dialects number their schema versions alike.
