@@ -277,8 +277,6 @@ def check_search_path(conn: Conn, schema: str) -> None:
         )
 
 
-# Named queries Citus cannot run, and the driver's variant it runs instead on a
-# distributed store (same parameters, same rows back).
 # Reads whose results come in binary: the steps' payloads and checksums (bytea) arrive
 # as their bytes, not as hex text twice their size that the client unescapes, and every
 # column these return has a binary loader that gives the text loader's value (no json
@@ -293,6 +291,8 @@ def _has_rows(cur: Any) -> bool:
     return res is not None and (res.nfields > 0 or res.status == ExecStatus.TUPLES_OK)
 
 
+# Named queries Citus cannot run, and the driver's variant it runs instead on a
+# distributed store (same parameters, same rows back).
 CITUS_VARIANTS = {"runs_claim_orphans": "routed_claim_orphans"}
 
 
