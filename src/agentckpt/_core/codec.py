@@ -214,8 +214,7 @@ def validate(value: object, *, limits: Limits = DEFAULT_LIMITS, path: str = "") 
         if reason is not None:
             raise InvalidValueError(path, reason)
         return
-    if exact_encoding(value, limits.max_depth) is None:
-        _walk(value, limits.max_depth, path)
+    _walk(value, limits.max_depth, path)
 
 
 def valid_container(value: dict[str, Any] | list[Any], max_depth: int) -> bool:
@@ -224,8 +223,6 @@ def valid_container(value: dict[str, Any] | list[Any], max_depth: int) -> bool:
     caller that sends what fails through :func:`validate` to name it."""
     if max_depth < 1:
         return False
-    if exact_encoding(value, max_depth) is not None:
-        return True
     try:
         _walk(value, max_depth, "")
     except InvalidValueError:
@@ -263,18 +260,20 @@ def exact_encoding(value: Any, max_depth: int, data: bytes | None = None) -> byt
     depth = 0
     nones = 0
     floats = False
-    while level:
+    while True:
         kinds = set(map(type, level))
         if not kinds <= _JSON_TYPES:
             return None
-        if dict in kinds or list in kinds:
-            depth += 1
-            if depth > max_depth:
-                return None
         if _NONE in kinds:
             # Safe: every item is of a JSON type, so == None is a C comparison.
             nones += level.count(None)
-        floats = floats or float in kinds
+        if float in kinds:
+            floats = True
+        if dict not in kinds and list not in kinds:
+            break  # only scalars: no level below
+        depth += 1
+        if depth > max_depth:
+            return None
         # The children of the level's dicts (values; keys are exact str, checked by
         # orjson) and lists; scalars have none.
         level = gc.get_referents(*level)
