@@ -235,7 +235,8 @@ def test_v2_checksums_prove_the_same_as_v1() -> None:
     assert matches([1, 2], hashlib.sha256(b"[1,2]").digest())[0]
 
 
-def _row(plan: Plan) -> dict[str, Any]:
+def row_of(plan: Plan) -> dict[str, Any]:
+    """The step row the backends store for ``plan``, as the readers get it."""
     return {
         "step": plan.step,
         "parent_step": plan.parent_step,
@@ -252,7 +253,7 @@ def _row(plan: Plan) -> dict[str, Any]:
 def test_a_rebuilt_head_is_verified_and_keeps_its_members() -> None:
     first = commit(EMPTY_HEAD, {"log": ["a"], "n": 1})
     second = commit(first.head, {"log": ["a", "b"], "n": 2})
-    rows = [_row(first), _row(second)]
+    rows = [row_of(first), row_of(second)]
     head = rebuild(RUN, rows)
     assert head.state == {"log": ["a", "b"], "n": 2}
     assert head.members is not None

@@ -34,6 +34,7 @@ from agentckpt._core.policy import SnapshotPolicy
 from agentckpt.errors import CorruptDataError
 from tests.unit.core import strategies
 from tests.unit.core.test_delta import LOOKALIKES, PROPERTY, SPECIAL_TEXT, edited
+from tests.unit.core.test_plan_members import row_of
 
 RUN = uuid.UUID(int=18)
 POLICY = SnapshotPolicy(interval=1000)
@@ -47,25 +48,11 @@ def _commit(head: Head, state: Any, *, keep_open: bool = False) -> Plan:
     return plan_commit(RUN, head, state, step=step, keep_open=keep_open, policy=POLICY)
 
 
-def _row(plan: Plan) -> dict[str, Any]:
-    return {
-        "step": plan.step,
-        "parent_step": plan.parent_step,
-        "kind": plan.kind,
-        "is_open": plan.is_open,
-        "codec": plan.codec,
-        "payload": plan.payload,
-        "write_version": plan.write_version,
-        "raw_bytes": plan.raw_bytes,
-        "checksum": plan.checksum,
-    }
-
-
 def _chain(states: list[Any]) -> list[dict[str, Any]]:
     head, rows = EMPTY_HEAD, []
     for state in states:
         plan = _commit(head, state)
-        rows.append(_row(plan))
+        rows.append(row_of(plan))
         head = plan.head
     return rows
 
@@ -138,7 +125,7 @@ def test_a_handed_over_head_decodes_its_own_state_when_a_commit_needs_it() -> No
     assert ready(base) is base
     grown = {"log": [{"a": 1}, {"b": 2}, {"c": 3}], "n": 3}
     plan = _commit(base, grown)
-    assert rebuild(RUN, [*rows, _row(plan)]).state == grown
+    assert rebuild(RUN, [*rows, row_of(plan)]).state == grown
 
 
 def test_an_open_delta_head_hands_out_a_copy() -> None:
@@ -146,7 +133,7 @@ def test_an_open_delta_head_hands_out_a_copy() -> None:
     first = _commit(EMPTY_HEAD, {"log": [{"a": 1}], "pad": pad})
     second = _commit(first.head, {"log": [{"a": 1}, {"b": 2}], "pad": pad}, keep_open=True)
     assert second.kind == "delta"
-    head = rebuild(RUN, [_row(first), _row(second)])
+    head = rebuild(RUN, [row_of(first), row_of(second)])
     assert head.parent_state == {"log": [{"a": 1}], "pad": pad}
     state, cached = hand_over(head)
     assert cached is head
