@@ -21,7 +21,7 @@ from agentckpt.errors import ConfigurationError
 from agentckpt.telemetry import _otel
 from agentckpt.telemetry.catalogue import METRICS, MetricSpec
 from agentckpt.telemetry.probes import CommitProbe, Timed, retry_attempt
-from agentckpt.telemetry.spans import NOOP, open_span
+from agentckpt.telemetry.spans import NOOP, drops_unsampled_children, open_span, unrecorded_trace
 
 if TYPE_CHECKING:
     from agentckpt.telemetry.prometheus import PrometheusMetrics
@@ -64,6 +64,9 @@ class Telemetry:
         self.prometheus = prometheus
         self._use_global = use_global
         self._tracer: Any = None
+        # True when the tracer provider drops children of spans that are not sampled:
+        # then no span is started inside such a trace (see tracing()).
+        self._prunes = False
         self._tracer_provider = tracer_provider
         self._meter_provider = meter_provider
         self._instruments: dict[str, Any] | None = None
@@ -90,13 +93,24 @@ class Telemetry:
             provider = _otel.global_tracer_provider()
         if provider is None:
             return None
+        self._prunes = drops_unsampled_children(provider)
         self._tracer = provider.get_tracer("agentckpt", __version__)
         return self._tracer
+
+    def tracing(self) -> Any:
+        """The tracer for a span started now, or None when none would be recorded: no
+        provider, or the current span is not sampled and the provider's sampler drops
+        its children (the SDK's ``ParentBased``, its default), which it would only do
+        after building a placeholder span of several microseconds."""
+        tracer = self._tracer if self._tracer is not None else self.tracer()
+        if tracer is None or (self._prunes and unrecorded_trace()):
+            return None
+        return tracer
 
     def span(self, name: str, attributes: Attributes) -> AbstractContextManager[Any]:
         """A client span ``name`` with ``attributes``; its exception sets the ERROR status,
         ``error.type`` and an exception event. A shared no-op while tracing is off."""
-        tracer = self._tracer if self._tracer is not None else self.tracer()
+        tracer = self.tracing()
         if tracer is None:
             return NOOP
         return open_span(tracer, name, attributes)
