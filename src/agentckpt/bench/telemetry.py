@@ -16,12 +16,20 @@ as production deployments configure it; 1: every commit, 0: metrics only). What 
 does not measure: a real exporter (OTLP) encodes and sends the spans in the batch
 processor's thread, in this process, at a cost of its own; the in-memory exporter only
 keeps them. Needs the OpenTelemetry SDK and prometheus-client for the "on" rounds.
+
+``--parent`` models an instrumented application: each commit runs inside the
+application's own span (its agent turn), a root span that the same sampler decides, so
+the commit spans of a trace sampled out are not started. The application's spans are
+there in the "off" rounds too (through a tracer provider of the same configuration that
+agentckpt is not given), so the drop is what agentckpt's own telemetry costs.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import itertools
 import json
 import statistics
 import sys
@@ -30,28 +38,42 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
+from agentckpt.bench.subjects.agentckpt import AgentckptConversations
+from agentckpt.bench.workload import ConversationSpec, generate_conversations
+from agentckpt.errors import RunNotFoundError
 from agentckpt.store.store_async import AsyncStore
 from agentckpt.telemetry import Telemetry
+from agentckpt.telemetry.spans import NOOP as NOOP_SPAN
 
 __all__ = ["hook_cost", "main", "measure_round"]
 
 TARGET_DROP = 0.05
+# Turns of each generated conversation (the benchmark's default for conversations).
+CONVERSATION_TURNS = 30
+
+
+def _tracer_provider(traces: float) -> tuple[Any, Any]:
+    """An SDK tracer provider sampling ``traces`` of the traces into an in-memory
+    exporter through a batch processor, and the exporter."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
+
+    tracer_provider = TracerProvider(sampler=ParentBased(TraceIdRatioBased(traces)))
+    exporter = InMemorySpanExporter()
+    tracer_provider.add_span_processor(BatchSpanProcessor(exporter))
+    return tracer_provider, exporter
 
 
 def _instrumented(*, prometheus: bool = False, traces: float = 1.0) -> tuple[Telemetry, list[Any]]:
     """A Telemetry that records everything into the SDK, and what to shut down after."""
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import BatchSpanProcessor
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-    from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
 
     from agentckpt.telemetry.prometheus import PrometheusMetrics
 
-    tracer_provider = TracerProvider(sampler=ParentBased(TraceIdRatioBased(traces)))
-    exporter = InMemorySpanExporter()
-    tracer_provider.add_span_processor(BatchSpanProcessor(exporter))
+    tracer_provider, exporter = _tracer_provider(traces)
     reader = InMemoryMetricReader()
     meter_provider = MeterProvider(metric_readers=[reader])
     telemetry = Telemetry(
@@ -71,36 +93,85 @@ async def measure_round(
     telemetry: bool,
     prometheus: bool = False,
     traces: float = 1.0,
+    parent: bool = False,
+    workload: str = "messages",
 ) -> tuple[float, float]:
     """Commits per second of ``agents`` saturated writers for ``seconds``, and the
     process's CPU time per commit in microseconds (steadier than the rate on a shared
-    machine: other processes' load moves the rate, much less this)."""
+    machine: other processes' load moves the rate, much less this). ``parent``: each
+    commit inside an application span of its own (see the module's docstring).
+    ``workload``: ``messages`` (a short message appended per commit) or
+    ``conversations`` (the benchmark's conversations through the conversation API)."""
     shutdown: list[Any] = []
     options: dict[str, Any] = {"telemetry": Telemetry(use_global=False)}
     if telemetry:
         options["telemetry"], shutdown = _instrumented(prometheus=prometheus, traces=traces)
+    app: Any = None
+    if parent:
+        if telemetry:
+            app = options["telemetry"].tracer()
+        if app is None:  # off, or metrics only: the application traces on its own
+            provider, _ = _tracer_provider(traces)
+            shutdown.append(provider)
+            app = provider.get_tracer("bench-application")
     store = await AsyncStore.connect(url, **options)
     done = 0
+    runs: list[uuid.UUID] = []
     try:
-        runs = [(await store.create_run(agent_id="bench-telemetry")).run_id for _ in range(agents)]
+        if workload == "messages":
+            for _ in range(agents):
+                runs.append((await store.create_run(agent_id="bench-telemetry")).run_id)
         stop = time.monotonic() + seconds
+
+        generated: dict[int, list[ConversationSpec]] = {}
+
+        def turn_span() -> Any:
+            return NOOP_SPAN if app is None else app.start_as_current_span("agent.turn")
 
         async def agent(run_id: uuid.UUID) -> None:
             nonlocal done
             messages: list[dict[str, str]] = []
             while time.monotonic() < stop:
                 messages.append({"role": "user", "content": f"message {len(messages)} " * 8})
-                await store.commit(run_id, {"messages": messages})
+                with turn_span():
+                    await store.commit(run_id, {"messages": messages})
                 done += 1
+
+        async def conversation(index: int) -> None:
+            # The benchmark's conversations through the conversation API, as `agentckpt
+            # bench` writes them (a commit for the user's message, one for the reply with
+            # its tool calls); the next generated conversation when one ends.
+            nonlocal done
+            subject = AgentckptConversations(store)
+            for seed in itertools.count():
+                if seed not in generated:  # once per seed for all the agents (CPU-bound)
+                    generated[seed] = generate_conversations(seed, agents, CONVERSATION_TURNS)
+                spec = generated[seed][index]
+                await subject.start(spec)
+                runs.append(spec.conversation_id)
+                for turn in spec.turns:
+                    with turn_span():
+                        await subject.user_message(spec, turn)
+                    with turn_span():
+                        await subject.complete_turn(spec, turn)
+                    done += 2
+                    if time.monotonic() >= stop:
+                        return
 
         started = time.monotonic()
         cpu = time.process_time()
-        await asyncio.gather(*(agent(r) for r in runs))
+        if workload == "conversations":
+            await asyncio.gather(*(conversation(i) for i in range(agents)))
+        else:
+            await asyncio.gather(*(agent(r) for r in runs))
         elapsed = time.monotonic() - started
         cpu = time.process_time() - cpu
-        for run_id in runs:
-            await store.delete_run(run_id)
     finally:
+        # Whatever happened, the next round starts with none of these runs (the
+        # conversations' ids are fixed by their seed).
+        for run_id in runs:
+            with contextlib.suppress(RunNotFoundError):
+                await store.delete_run(run_id)
         await store.close()
         for provider in shutdown:
             provider.shutdown()
@@ -161,6 +232,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         "has a span; 0: metrics only)",
     )
     parser.add_argument(
+        "--workload",
+        choices=("messages", "conversations"),
+        default="messages",
+        help="messages: a short message appended per commit (the smallest commits); "
+        "conversations: the benchmark's conversations through the conversation API, as "
+        "agentckpt bench writes them",
+    )
+    parser.add_argument(
+        "--parent",
+        action="store_true",
+        help="each commit inside the application's own span, sampled at --traces, in "
+        "both modes (the drop is then agentckpt's telemetry alone)",
+    )
+    parser.add_argument(
         "--hooks",
         action="store_true",
         help="only time the commit hooks alone (no database): off, metrics only, "
@@ -205,6 +290,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     telemetry=on,
                     prometheus=args.prometheus,
                     traces=args.traces,
+                    parent=args.parent,
+                    workload=args.workload,
                 )
             )
             results["on" if on else "off"].append(rate)
@@ -219,6 +306,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "seconds": args.seconds,
         "prometheus": args.prometheus,
         "traces": args.traces,
+        "parent": args.parent,
+        "workload": args.workload,
         "rounds": {k: [round(v, 1) for v in vs] for k, vs in results.items() if vs},
     }
     medians = {k: statistics.median(vs) for k, vs in results.items() if vs}

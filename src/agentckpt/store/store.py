@@ -355,6 +355,10 @@ class Store:
         """Wait for the commits being sent, then release the backend's connections."""
         self._group.wait_idle()
         self.backend.close()
+        # The metrics of this store's last commits reach the SDK now, not at the next
+        # collection (a process that never collects again still has them exported
+        # at the meter provider's shutdown).
+        self.telemetry.flush()
 
     def migrate(self) -> list[int]:
         """Apply pending schema migrations; returns the versions applied now."""

@@ -150,8 +150,7 @@ class CommitProbe:
         self._tracer: Any = None
 
     def __enter__(self) -> CommitProbe:
-        telemetry = self._telemetry
-        tracer = telemetry._tracer if telemetry._tracer is not None else telemetry.tracer()
+        tracer = self._telemetry.tracing()
         if tracer is not None:
             self._tracer = tracer
             self._wall = time.time_ns()

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from agentckpt.telemetry import _otel
 
-__all__ = ["NOOP_SPAN", "SpanLike", "open_span"]
+__all__ = ["NOOP_SPAN", "SpanLike", "drops_unsampled_children", "open_span", "unrecorded_trace"]
 
 Attributes = dict[str, Any]
 
@@ -62,6 +63,47 @@ class _Recording:
         finally:
             _otel.context.detach(self._token)
             span.end()
+
+
+# The tail of the SDK ParentBased sampler's description (its own delegates come last,
+# after the root sampler's description) when a parent that is not sampled, local or
+# remote, makes it drop the child: its default.
+_DROPS_CHILDREN = re.compile(
+    r",remoteParentNotSampled:AlwaysOffSampler,localParentSampled:[^,{}]*,"
+    r"localParentNotSampled:AlwaysOffSampler}$"
+)
+
+
+def drops_unsampled_children(provider: Any) -> bool:
+    """True when ``provider`` is known to drop every span whose parent is not sampled: an
+    SDK ``TracerProvider`` whose sampler is ``ParentBased`` with its default delegates
+    for such parents (the SDK's own default sampler is one). Then a span started there
+    is a non-recording placeholder that costs microseconds and records nothing, and
+    agentckpt does not start it. Any other sampler (a custom one may sample such
+    children) is asked for every span, as the API requires."""
+    sampler = getattr(provider, "sampler", None)
+    if sampler is None:
+        return False
+    try:
+        from opentelemetry.sdk.trace.sampling import ParentBased
+    except ImportError:  # a provider with a sampler but not the SDK's: ask it each time
+        return False
+    # Exactly the SDK's class: a subclass may decide otherwise.
+    if type(sampler) is not ParentBased:
+        return False
+    describe: Any = sampler.get_description  # untyped in the SDK
+    return _DROPS_CHILDREN.search(str(describe())) is not None
+
+
+def unrecorded_trace() -> bool:
+    """True when the current span is a valid span that is not sampled: its trace is not
+    being recorded (an application's span, or an incoming ``traceparent``, sampled out)."""
+    trace = _otel.trace
+    span = trace.get_current_span()
+    if span is trace.INVALID_SPAN or span.is_recording():
+        return False
+    context = span.get_span_context()
+    return bool(context.is_valid and not context.trace_flags.sampled)
 
 
 def open_span(tracer: Any, name: str, attributes: Attributes) -> AbstractContextManager[Any]:

@@ -1,10 +1,14 @@
-"""The telemetry benchmark's hooks-only mode (quick settings)."""
+"""The telemetry benchmark: its hooks-only mode and short rounds of each workload."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
+import pytest
+
+from agentckpt import Store
 from agentckpt.bench import telemetry as bench
 
 
@@ -21,3 +25,38 @@ def test_hooks_mode_writes_each_configuration(tmp_path: Path) -> None:
     costs = json.loads(out.read_text(encoding="utf-8"))["hooks_us_per_commit"]
     assert set(costs) == {"off", "metrics", "traces 0.1", "traces 1"}
     assert all(value > 0 for value in costs.values())
+
+
+@pytest.mark.parametrize("workload", ["messages", "conversations"])
+def test_a_round_of_each_workload_commits_and_leaves_no_run(tmp_path: Path, workload: str) -> None:
+    path = tmp_path / "bench.db"
+    for telemetry in (False, True):
+        rate, cpu = asyncio.run(
+            bench.measure_round(
+                f"sqlite:///{path}",
+                agents=2,
+                seconds=0.3,
+                telemetry=telemetry,
+                traces=0.5,
+                parent=True,
+                workload=workload,
+            )
+        )
+        assert rate > 0
+        assert cpu > 0
+    # Every run a round made is deleted, so the next round (same conversation ids)
+    # starts clean.
+    with Store.connect(f"sqlite:///{path}") as store:
+        assert store.list_runs() == []
+
+
+def test_the_report_says_which_workload_and_parent(tmp_path: Path) -> None:
+    out = tmp_path / "round.json"
+    argv = ["--backend", "sqlite", "--sqlite-path", str(tmp_path / "b.db"), "--agents", "2"]
+    argv += ["--seconds", "0.2", "--rounds", "1", "--traces", "0.1", "--parent"]
+    argv += ["--workload", "conversations", "--json", str(out)]
+    assert bench.main(argv) == 0
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["workload"] == "conversations"
+    assert report["parent"] is True
+    assert set(report["rounds"]) == {"off", "on"}
