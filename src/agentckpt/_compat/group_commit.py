@@ -45,9 +45,10 @@ MAX_BYTES = 8 * 1024 * 1024
 
 
 def write_bytes(write: StepWrite) -> int:
-    """The bytes a write sends: its payload, blobs and history rows."""
+    """The bytes a write sends: its payload, blobs and history rows (the payload's
+    document if it is not packed yet: the sender packs it, not the caller's thread)."""
     return (
-        len(write.payload)
+        write.stored.size()
         + sum(len(b.data) for b in write.blobs)
         + sum(len(h.payload) for h in write.history)
     )

@@ -603,15 +603,16 @@ class AsyncStore:
             prefix_hint=unchanged_prefix,
             changed=changed,
         )
-        codec, payload = self.sealing.seal(STEP, plan.codec, plan.payload)
+        # Unsealed, the payload is packed where the backend sends it (SQLite: on its
+        # worker thread, beside the event loop); sealed, here, before it is encrypted.
+        stored = self.sealing.seal_payload(STEP, plan.stored)
         write = StepWrite(
             run_id=rid,
             step=plan.step,
             parent_step=plan.parent_step,
             kind=plan.kind,
             is_open=plan.is_open,
-            codec=codec,
-            payload=payload,
+            stored=stored,
             state_version=(self.migrations or _VERSION_READER).version_of(state),
             write_version=plan.write_version,
             raw_bytes=plan.raw_bytes,
@@ -650,7 +651,7 @@ class AsyncStore:
                 state_version=write.state_version,
                 write_version=plan.write_version,
                 raw_bytes=plan.raw_bytes,
-                stored_bytes=len(payload),
+                stored_bytes=stored.size(),
                 state_bytes=plan.state_bytes,
                 checksum=plan.checksum.hex(),
                 created_at=outcome.created_at,
