@@ -87,6 +87,10 @@ class Payload:
         """The bytes stored."""
         return self.pack()[1]
 
+    def is_packed(self) -> bool:
+        """Whether the bytes are there already (given, or packed by an earlier read)."""
+        return self._stored is not None
+
     def size(self) -> int:
         """The stored bytes' length once packed, the document's until then (at most a
         little more: what a batch's byte limit counts without packing on the caller's

@@ -22,9 +22,11 @@ def test_a_document_is_packed_once_when_first_read(monkeypatch: pytest.MonkeyPat
     payload = Payload.of(DOC)
     assert payload.size() == len(DOC)  # not packed to be measured
     assert calls == []
+    assert not payload.is_packed()
     assert (payload.codec, payload.data) == pack(DOC)
     assert payload.pack() == pack(DOC)
     assert calls == [DOC]
+    assert payload.is_packed()
     assert payload.size() == len(pack(DOC)[1]) < len(DOC)
     assert pack(DOC)[0] == ZSTD
 
