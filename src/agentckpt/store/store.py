@@ -7,7 +7,6 @@ edit ``store_async.py``.
 
 from __future__ import annotations
 
-import os
 import threading
 import uuid
 from collections import OrderedDict
@@ -35,7 +34,15 @@ from agentckpt._core.plan import (
 )
 from agentckpt._core.policy import SnapshotPolicy
 from agentckpt._core.versions import StateMigrations
-from agentckpt._core.writes import BlobRow, CommitOutcome, Committed, HistoryRow, Row, StepWrite
+from agentckpt._core.writes import (
+    BlobRow,
+    CommitOutcome,
+    Committed,
+    HistoryRow,
+    Row,
+    StepWrite,
+    new_token,
+)
 from agentckpt.crypto.keyring import UnknownDataKey
 from agentckpt.crypto.sealing import BLOB, STEP, Sealing
 from agentckpt.crypto.settings import take_settings
@@ -592,7 +599,7 @@ class Store:
 
         # Stored with the step: when a guard refuses, it tells this write's own retry
         # from another writer's commit of the same state.
-        token = os.urandom(16)
+        token = new_token()
         plan = plan_commit(
             rid,
             head,
