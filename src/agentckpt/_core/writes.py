@@ -74,8 +74,14 @@ class Payload:
         """``(codec, data)``, packing the document now if it is not yet."""
         stored = self._stored
         if stored is None:
-            assert self._raw is not None
-            stored = self._stored = pack(self._raw)
+            raw = self._raw
+            if raw is None:
+                # Packed by another thread since the check above (it sets _stored before
+                # it drops _raw); not a path the store takes, but harmless if one does.
+                stored = self._stored
+                assert stored is not None
+                return stored
+            stored = self._stored = pack(raw)
             self._raw = None
         return stored
 
