@@ -10,16 +10,20 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import threading
 import uuid
 from collections.abc import Iterator
 from functools import partial
 
 import pytest
 
-from agentckpt import Store
+from agentckpt import AsyncStore, StepInfo, Store
 from agentckpt._backends.factory import parse_url
 from agentckpt._backends.sqlite import SqliteBackend
 from agentckpt._backends.sqlite_worker import AsyncSqliteBackend
+from agentckpt._core import writes
+from agentckpt._core.codec import encode
+from agentckpt._core.compression import ZSTD
 from agentckpt._core.writes import BlobRow, Committed, Refused, StepWrite
 from tests.support.writes import step_write
 
@@ -140,3 +144,38 @@ def test_the_worker_thread_runs_calls_in_order_and_answers_each(sqlite_url: str)
         assert 99 not in order
 
     asyncio.run(main())
+
+
+def test_an_async_commit_packs_its_payload_on_the_worker_thread(
+    sqlite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """zstd runs beside the event loop, and the row holds what pack() gives on any thread."""
+    packed_on: list[str] = []
+    real_pack = writes.pack
+
+    def recording_pack(raw: bytes) -> tuple[str, bytes]:
+        packed_on.append(threading.current_thread().name)
+        return real_pack(raw)
+
+    monkeypatch.setattr(writes, "pack", recording_pack)
+    state = {"log": ["word " * 40 for _ in range(20)]}
+
+    async def main() -> StepInfo:
+        async with await AsyncStore.connect(sqlite_url) as store:
+            run = await store.create_run(agent_id="a")
+            info = await store.commit(run.run_id, state)
+            assert (await store.latest(run.run_id)).state == state  # type: ignore[union-attr]
+            return info
+
+    info = asyncio.run(main())
+    assert packed_on == ["agentckpt-sqlite"]
+    codec, payload = real_pack(encode(state))
+    assert (info.codec, info.stored_bytes) == (codec, len(payload)) == (ZSTD, len(payload))
+    backend = SqliteBackend(parse_url(sqlite_url).location)
+    try:
+        row = backend._conn.execute(
+            "SELECT codec, payload FROM steps WHERE run_id = ?", (str(info.run_id),)
+        ).fetchone()
+    finally:
+        backend.close()
+    assert (row[0], bytes(row[1])) == (codec, payload)

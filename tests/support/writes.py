@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import uuid
 
-from agentckpt._core.writes import StepWrite
+from agentckpt._core.writes import Payload, StepWrite
 
 
 def step_write(
@@ -22,8 +22,7 @@ def step_write(
         parent_step=None,
         kind=kind,
         is_open=False,
-        codec="json",
-        payload=payload,
+        stored=Payload.packed("json", payload),
         state_version=1,
         write_version=1,
         raw_bytes=len(payload),

@@ -262,6 +262,10 @@ class SqliteBackend:
         no savepoint: its transaction is the unit, rolled back when refused. An error
         rolls back the whole batch.
         """
+        # Packed before the transaction: on the async backend's worker thread, beside the
+        # event loop (zstd releases the GIL), and not while holding the write lock.
+        for write in writes:
+            write.stored.pack()
         if len(writes) == 1:
             return [self._locked(lambda conn: self._commit_alone(conn, writes[0]))]
         return self._transaction(lambda conn: [self._commit_one(conn, w) for w in writes])

@@ -8,6 +8,10 @@ lone commit waits for nothing; batches form only while every sender is busy, fro
 commits that queued meanwhile. This is a database's own group commit, one level up: it
 shares the statement, the transaction and the client's work, not only the flush.
 
+A write's payload is packed (compressed) by the thread that sends it in the async
+twin: for SQLite, the backend's worker thread, beside the event loop; the threaded twin
+packs it in the committing thread before it queues, so threads compress in parallel.
+
 A batch holds at most one write per run (a run's steps are ordered; the statement
 writes each run's row once) and at most ``max_writes`` writes and about ``max_bytes``
 bytes. When a batch fails as a whole with an error the database raised for one of its
@@ -45,9 +49,10 @@ MAX_BYTES = 8 * 1024 * 1024
 
 
 def write_bytes(write: StepWrite) -> int:
-    """The bytes a write sends: its payload, blobs and history rows."""
+    """The bytes a write sends: its payload, blobs and history rows (the payload's
+    document if it is not packed yet: the sender packs it, not the caller's thread)."""
     return (
-        len(write.payload)
+        write.stored.size()
         + sum(len(b.data) for b in write.blobs)
         + sum(len(h.payload) for h in write.history)
     )
@@ -251,6 +256,9 @@ class GroupCommit(_Queue[_Slot]):
 
     def commit(self, write: StepWrite) -> CommitOutcome:
         """Queue ``write`` and return its outcome once its batch is durable."""
+        # Packed by the calling thread, before it queues: threads then compress at once
+        # (zstd releases the GIL), not one after the other in the sender of their batch.
+        write.stored.pack()
         with self._lock:
             alone = not self._queue and self._active < self._concurrency
             if alone:

@@ -28,9 +28,10 @@ from agentckpt._core.codec import (
     valid_container,
     validate,
 )
-from agentckpt._core.compression import pack, unpack
+from agentckpt._core.compression import unpack
 from agentckpt._core.delta import Patch, append_ops, apply, diff, diff_into, escape_key
 from agentckpt._core.policy import SnapshotPolicy
+from agentckpt._core.writes import Payload
 from agentckpt.errors import CorruptDataError, InvalidValueError
 
 
@@ -64,15 +65,18 @@ EMPTY_HEAD = Head(None, 0, False, None, None, 0, None, 0, None, None)
 
 @dataclass(frozen=True, slots=True)
 class Plan:
-    """One step, ready to send; ``head`` is what the run's head will be once it commits."""
+    """One step, ready to send; ``head`` is what the run's head will be once it commits.
+
+    ``stored`` is the payload, packed when first read (by the backend that sends it,
+    unless the store seals it first).
+    """
 
     run_id: UUID
     step: int
     parent_step: int | None
     kind: str
     is_open: bool
-    codec: str
-    payload: bytes
+    stored: Payload
     raw_bytes: int
     state_bytes: int
     checksum: bytes
@@ -84,6 +88,16 @@ class Plan:
     prune_below: int | None
     seal_step: int | None
     head: Head
+
+    @property
+    def codec(self) -> str:
+        """The payload's codec (packs it if it is not yet)."""
+        return self.stored.codec
+
+    @property
+    def payload(self) -> bytes:
+        """The payload's bytes (packs it if it is not yet)."""
+        return self.stored.data
 
 
 def _segments(pointer: str) -> list[str]:
@@ -574,7 +588,6 @@ def plan_commit(
     if seal_step is not None and prune_below is not None and seal_step < prune_below:
         seal_step = None  # the prune deletes that row; one statement must not touch it twice
 
-    codec, payload = pack(raw)
     # The new head state is owned by the store: the base with the patch applied (apply
     # copies what it inserts), so later mutations of the caller's object cannot reach it.
     if owned is None:
@@ -600,8 +613,7 @@ def plan_commit(
         parent_step=base_step,
         kind=kind,
         is_open=keep_open,
-        codec=codec,
-        payload=payload,
+        stored=Payload.of(raw),
         raw_bytes=len(raw),
         state_bytes=state_bytes,
         checksum=members.checksum if members is not None else _v1(v1_source, state),

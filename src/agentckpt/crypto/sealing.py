@@ -21,7 +21,7 @@ from uuid import UUID
 import orjson
 
 from agentckpt._core.metadata import decode_metadata, encode_metadata
-from agentckpt._core.writes import BlobRow, HistoryRow
+from agentckpt._core.writes import BlobRow, HistoryRow, Payload
 from agentckpt.crypto.keyring import Keyring
 from agentckpt.crypto.sealed import is_sealed, read_header
 from agentckpt.errors import CorruptDataError, KeyUnavailableError
@@ -75,6 +75,14 @@ class Sealing:
             self._refuse_clear(kind)
             return codec, payload
         return codec + SEALED, self.keyring.seal(kind, payload)
+
+    def seal_payload(self, kind: str, payload: Payload) -> Payload:
+        """A step's payload as stored: sealed (packed first, here) when encryption is
+        on; else ``payload`` itself, still packed only when the backend reads it."""
+        if self.keyring is None:
+            self._refuse_clear(kind)
+            return payload
+        return Payload.packed(payload.codec + SEALED, self.keyring.seal(kind, payload.data))
 
     def seal_config(self, config: bytes) -> bytes:
         """A run's config bytes as stored."""

@@ -7,7 +7,6 @@ edit ``store_async.py``.
 
 from __future__ import annotations
 
-import os
 import threading
 import uuid
 from collections import OrderedDict
@@ -35,7 +34,15 @@ from agentckpt._core.plan import (
 )
 from agentckpt._core.policy import SnapshotPolicy
 from agentckpt._core.versions import StateMigrations
-from agentckpt._core.writes import BlobRow, CommitOutcome, Committed, HistoryRow, Row, StepWrite
+from agentckpt._core.writes import (
+    BlobRow,
+    CommitOutcome,
+    Committed,
+    HistoryRow,
+    Row,
+    StepWrite,
+    new_token,
+)
 from agentckpt.crypto.keyring import UnknownDataKey
 from agentckpt.crypto.sealing import BLOB, STEP, Sealing
 from agentckpt.crypto.settings import take_settings
@@ -596,7 +603,7 @@ class Store:
 
         # Stored with the step: when a guard refuses, it tells this write's own retry
         # from another writer's commit of the same state.
-        token = os.urandom(16)
+        token = new_token()
         plan = plan_commit(
             rid,
             head,
@@ -608,15 +615,16 @@ class Store:
             prefix_hint=unchanged_prefix,
             changed=changed,
         )
-        codec, payload = self.sealing.seal(STEP, plan.codec, plan.payload)
+        # Unsealed, the payload is packed where the backend sends it (SQLite: on its
+        # worker thread, beside the event loop); sealed, here, before it is encrypted.
+        stored = self.sealing.seal_payload(STEP, plan.stored)
         write = StepWrite(
             run_id=rid,
             step=plan.step,
             parent_step=plan.parent_step,
             kind=plan.kind,
             is_open=plan.is_open,
-            codec=codec,
-            payload=payload,
+            stored=stored,
             state_version=(self.migrations or _VERSION_READER).version_of(state),
             write_version=plan.write_version,
             raw_bytes=plan.raw_bytes,
@@ -655,7 +663,7 @@ class Store:
                 state_version=write.state_version,
                 write_version=plan.write_version,
                 raw_bytes=plan.raw_bytes,
-                stored_bytes=len(payload),
+                stored_bytes=stored.size(),
                 state_bytes=plan.state_bytes,
                 checksum=plan.checksum.hex(),
                 created_at=outcome.created_at,

@@ -8,6 +8,7 @@ statement is tested against PostgreSQL in tests/contract/test_group_commit.py.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import random
 import threading
 import time
@@ -18,7 +19,7 @@ from datetime import UTC, datetime
 import pytest
 
 from agentckpt._compat.group_commit import AsyncGroupCommit, GroupCommit, write_bytes
-from agentckpt._core.writes import CommitOutcome, Committed, StepWrite
+from agentckpt._core.writes import CommitOutcome, Committed, Payload, StepWrite
 from agentckpt.errors import StoreError, UnavailableError
 from tests.support.writes import step_write
 
@@ -304,3 +305,29 @@ def test_a_lone_thread_sends_its_own_write() -> None:
     writes = [write(step=i) for i in range(1, 4)]
     assert [group.commit(w) for w in writes] == [outcome(w) for w in writes]
     assert gate.batches == [[w] for w in writes]
+
+
+def unpacked(step: int) -> StepWrite:
+    """A write whose payload is a document to pack, as the store hands it over."""
+    return dataclasses.replace(write(step=step), stored=Payload.of(b'{"t":"' + b"w " * 300 + b'"}'))
+
+
+def test_threads_pack_their_own_payloads_and_the_async_sender_packs_them() -> None:
+    """Threads compress in parallel before they queue; the async twin leaves it to the
+    send (for SQLite, the backend's worker thread)."""
+    seen: list[bool] = []
+
+    def send(writes: Sequence[StepWrite]) -> list[CommitOutcome]:
+        seen.extend(w.stored.is_packed() for w in writes)
+        return [outcome(w) for w in writes]
+
+    GroupCommit(send, concurrency=1).commit(unpacked(1))
+
+    async def main() -> None:
+        async def async_send(writes: Sequence[StepWrite]) -> list[CommitOutcome]:
+            return send(writes)
+
+        await AsyncGroupCommit(async_send, concurrency=1).commit(unpacked(2))
+
+    asyncio.run(main())
+    assert seen == [True, False]
