@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from itertools import compress
 from operator import is_, ne, truth
-from typing import Any
+from typing import Any, NamedTuple
 from uuid import UUID
 
 import orjson
@@ -62,9 +62,13 @@ class Head:
 EMPTY_HEAD = Head(None, 0, False, None, None, 0, None, 0, None, None)
 
 
-@dataclass(frozen=True, slots=True)
-class Plan:
-    """One step, ready to send; ``head`` is what the run's head will be once it commits."""
+class Plan(NamedTuple):
+    """One step, ready to send; ``head`` is what the run's head will be once it commits.
+
+    A named tuple, not a frozen dataclass: one is built per commit, and a frozen
+    dataclass of these 19 fields takes about 3 us to build (one ``object.__setattr__``
+    a field), a tuple under 1 us; it is as immutable.
+    """
 
     run_id: UUID
     step: int
