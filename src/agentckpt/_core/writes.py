@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 from uuid import UUID
 
 Row = dict[str, Any]
@@ -36,8 +36,7 @@ class HistoryRow:
     raw_bytes: int
 
 
-@dataclass(frozen=True, slots=True)
-class StepWrite:
+class StepWrite(NamedTuple):
     """Everything one commit writes, decided by the store before any I/O.
 
     The guard fields (``expected_step``, ``expected_version``, ``epoch``) make the write
@@ -45,6 +44,10 @@ class StepWrite:
     writer read and, when fenced, its lease epoch is current. ``token`` is stored with
     the step: when the guard refuses, the step found stored with the same content is this
     write's own (same token, a retry) or another writer's (another token).
+
+    A named tuple, not a frozen dataclass: one is built per commit, and a frozen
+    dataclass of these 23 fields takes about 3 us to build (one ``object.__setattr__`` a
+    field), a tuple under 1 us; it is as immutable (``_replace`` gives a changed copy).
     """
 
     run_id: UUID
