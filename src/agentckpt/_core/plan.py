@@ -7,7 +7,7 @@ snapshots, deltas, chains and checksums is the same for every backend, sync and 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import compress
 from operator import is_, ne, truth
 from typing import Any, NamedTuple
@@ -34,15 +34,15 @@ from agentckpt._core.policy import SnapshotPolicy
 from agentckpt.errors import CorruptDataError, InvalidValueError
 
 
-@dataclass(frozen=True, slots=True)
-class Head:
+class Head(NamedTuple):
     """What the writer knows of a run's newest step: the base of its next delta.
 
     ``state`` is owned by the store (decoded from the bytes it wrote or read), never the
     caller's object, which the caller may go on mutating. ``members`` (and
     ``parent_members``) are the encodings and digests of an object state's members, so
     the next commit encodes the new state once and diffs and hashes only what changed;
-    None when the state is not an object or they were not computed yet.
+    None when the state is not an object or they were not computed yet. A named tuple
+    (one is built per commit; see :class:`Plan`).
     """
 
     step: int | None
@@ -737,7 +737,7 @@ def hand_over(head: Head) -> tuple[Any, Head]:
     """
     members = head.members
     if members is not None and head.parent_state is None:
-        return head.state, replace(head, state=UNREAD)
+        return head.state, head._replace(state=UNREAD)
     encoded = members.encoding() if members is not None else encode_trusted(head.state)
     return decode(encoded), head
 
@@ -748,7 +748,7 @@ def ready(head: Head) -> Head:
     if head.state is not UNREAD:
         return head
     assert head.members is not None
-    return replace(head, state=decode(head.members.encoding()))
+    return head._replace(state=decode(head.members.encoding()))
 
 
 def _rebuild(run_id: UUID, rows: Sequence[dict[str, Any]], *, verify: bool, exact: bool) -> Head:
