@@ -9,7 +9,6 @@ and probe, the same rows.
 
 from __future__ import annotations
 
-import dataclasses
 import uuid
 from typing import Any
 
@@ -114,11 +113,11 @@ def test_both_statements_store_the_same_rows_and_refuse_the_same_writes(pg_url: 
         for write in sent:
             if write.run_id != source.run_id or write.blobs or write.history:
                 continue
-            one = backend.commit_batch([dataclasses.replace(write, run_id=lone)])
+            one = backend.commit_batch([write._replace(run_id=lone)])
             two = backend.commit_batch(
                 [
-                    dataclasses.replace(write, run_id=batched),
-                    dataclasses.replace(write, run_id=missing),
+                    write._replace(run_id=batched),
+                    write._replace(run_id=missing),
                 ]
             )
             assert [type(o) for o in one] == [Committed]
@@ -126,11 +125,11 @@ def test_both_statements_store_the_same_rows_and_refuse_the_same_writes(pg_url: 
             assert two[1] == Refused(None)
             # The same write again: refused by the moved head, the same probe back
             # (bar the timestamps of two different rows).
-            again_one = backend.commit_batch([dataclasses.replace(write, run_id=lone)])
+            again_one = backend.commit_batch([write._replace(run_id=lone)])
             again_two = backend.commit_batch(
                 [
-                    dataclasses.replace(write, run_id=batched),
-                    dataclasses.replace(write, run_id=missing),
+                    write._replace(run_id=batched),
+                    write._replace(run_id=missing),
                 ]
             )
             assert isinstance(again_one[0], Refused)
@@ -156,9 +155,9 @@ def test_the_guard_refuses_a_stale_head_and_a_stale_epoch(pg_url: str) -> None:
         target = store.create_run().run_id
         before = head(store, target)
         for bad in (
-            dataclasses.replace(first, run_id=target, expected_version=first.expected_version + 1),
-            dataclasses.replace(first, run_id=target, expected_step=5),
-            dataclasses.replace(first, run_id=target, epoch=7),
+            first._replace(run_id=target, expected_version=first.expected_version + 1),
+            first._replace(run_id=target, expected_step=5),
+            first._replace(run_id=target, epoch=7),
         ):
             outcome = backend.commit_batch([bad])
             assert isinstance(outcome[0], Refused)
@@ -167,5 +166,5 @@ def test_the_guard_refuses_a_stale_head_and_a_stale_epoch(pg_url: str) -> None:
             assert stored(store, target) == []
             assert head(store, target) == before
         # The same write with the right guard lands.
-        good = backend.commit_batch([dataclasses.replace(first, run_id=target)])
+        good = backend.commit_batch([first._replace(run_id=target)])
         assert isinstance(good[0], Committed)

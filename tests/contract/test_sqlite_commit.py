@@ -9,7 +9,6 @@ stands.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import threading
 import uuid
 from collections.abc import Iterator
@@ -52,7 +51,7 @@ def stored(backend: SqliteBackend, run: uuid.UUID) -> tuple[object, ...]:
 
 
 def with_blob(write: StepWrite) -> StepWrite:
-    return dataclasses.replace(write, blobs=(BlobRow("d" * 64, "json", 2, b"{}"),))
+    return write._replace(blobs=(BlobRow("d" * 64, "json", 2, b"{}"),))
 
 
 def test_a_lone_write_refused_by_its_guard_writes_nothing(
@@ -60,7 +59,7 @@ def test_a_lone_write_refused_by_its_guard_writes_nothing(
 ) -> None:
     run = new_run(backend, sqlite_url)
     before = stored(backend, run)
-    stale = dataclasses.replace(with_blob(step_write(run)), expected_version=7)
+    stale = with_blob(step_write(run))._replace(expected_version=7)
     [outcome] = backend.commit_batch([stale])
     assert isinstance(outcome, Refused)
     assert outcome.probe is not None
@@ -78,8 +77,8 @@ def test_a_lone_write_refused_after_its_guard_is_rolled_back_whole(
     before = stored(backend, run)
     # The guard matches (the head is step 1, version 1) but step 1 is sealed: the upsert
     # refuses, after the guard and the blob were written.
-    again = dataclasses.replace(
-        with_blob(step_write(run)), expected_step=1, expected_version=1, write_version=2
+    again = with_blob(step_write(run))._replace(
+        expected_step=1, expected_version=1, write_version=2
     )
     [outcome] = backend.commit_batch([again])
     assert isinstance(outcome, Refused)
@@ -96,7 +95,7 @@ def test_a_batch_of_several_undoes_a_refused_write_alone(
     before = stored(backend, runs[1])
     writes = [
         with_blob(step_write(runs[0])),
-        dataclasses.replace(with_blob(step_write(runs[1])), expected_version=7),
+        with_blob(step_write(runs[1]))._replace(expected_version=7),
         with_blob(step_write(runs[2])),
     ]
     outcomes = backend.commit_batch(writes)

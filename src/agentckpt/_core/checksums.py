@@ -17,9 +17,8 @@ appending items to it re-hashes only the items.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 from operator import add, itemgetter
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -46,8 +45,7 @@ def _digests(value: bytes) -> tuple[bytes, Hasher | None]:
     return hashlib.sha256(value).digest(), None
 
 
-@dataclass(frozen=True, slots=True)
-class Members:
+class Members(NamedTuple):
     """The members of a committed object state, in order: keys, ``"key":`` and value
     encodings, ``"key":`` + value digest (what the v2 checksum hashes), array prefixes,
     and ``nested``: one byte a member, 1 when its value is an object or an array (its
@@ -56,7 +54,8 @@ class Members:
     over the values' types.
 
     Shared by heads and never changed: :meth:`replaced` returns a new one. A prefix hash
-    is copied before it is fed.
+    is copied before it is fed. A named tuple: one is built per commit, and a tuple is
+    cheaper to build than a frozen dataclass (one ``object.__setattr__`` a field).
     """
 
     keys: list[str]

@@ -7,10 +7,10 @@ snapshots, deltas, chains and checksums is the same for every backend, sync and 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import compress
 from operator import is_, ne, truth
-from typing import Any
+from typing import Any, NamedTuple
 from uuid import UUID
 
 import orjson
@@ -35,15 +35,15 @@ from agentckpt._core.writes import Payload
 from agentckpt.errors import CorruptDataError, InvalidValueError
 
 
-@dataclass(frozen=True, slots=True)
-class Head:
+class Head(NamedTuple):
     """What the writer knows of a run's newest step: the base of its next delta.
 
     ``state`` is owned by the store (decoded from the bytes it wrote or read), never the
     caller's object, which the caller may go on mutating. ``members`` (and
     ``parent_members``) are the encodings and digests of an object state's members, so
     the next commit encodes the new state once and diffs and hashes only what changed;
-    None when the state is not an object or they were not computed yet.
+    None when the state is not an object or they were not computed yet. A named tuple
+    (one is built per commit; see :class:`Plan`).
     """
 
     step: int | None
@@ -63,12 +63,13 @@ class Head:
 EMPTY_HEAD = Head(None, 0, False, None, None, 0, None, 0, None, None)
 
 
-@dataclass(frozen=True, slots=True)
-class Plan:
+class Plan(NamedTuple):
     """One step, ready to send; ``head`` is what the run's head will be once it commits.
 
     ``stored`` is the payload, packed when first read (by the backend that sends it,
-    unless the store seals it first).
+    unless the store seals it first). A named tuple, not a frozen dataclass: one is
+    built per commit, and a frozen dataclass of these 19 fields takes about 3 us to
+    build (one ``object.__setattr__`` a field), a tuple under 1 us; it is as immutable.
     """
 
     run_id: UUID
@@ -745,7 +746,7 @@ def hand_over(head: Head) -> tuple[Any, Head]:
     """
     members = head.members
     if members is not None and head.parent_state is None:
-        return head.state, replace(head, state=UNREAD)
+        return head.state, head._replace(state=UNREAD)
     encoded = members.encoding() if members is not None else encode_trusted(head.state)
     return decode(encoded), head
 
@@ -756,7 +757,7 @@ def ready(head: Head) -> Head:
     if head.state is not UNREAD:
         return head
     assert head.members is not None
-    return replace(head, state=decode(head.members.encoding()))
+    return head._replace(state=decode(head.members.encoding()))
 
 
 def _rebuild(run_id: UUID, rows: Sequence[dict[str, Any]], *, verify: bool, exact: bool) -> Head:

@@ -15,7 +15,7 @@ import os
 import threading
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 from uuid import UUID
 
 from agentckpt._core.compression import pack
@@ -115,8 +115,7 @@ class Payload:
         return f"Payload({self._stored[0]!r}, {len(self._stored[1])} bytes)"
 
 
-@dataclass(frozen=True, slots=True)
-class StepWrite:
+class StepWrite(NamedTuple):
     """Everything one commit writes, decided by the store before any I/O.
 
     The guard fields (``expected_step``, ``expected_version``, ``epoch``) make the write
@@ -125,6 +124,10 @@ class StepWrite:
     the step: when the guard refuses, the step found stored with the same content is this
     write's own (same token, a retry) or another writer's (another token). ``stored``
     is the step's payload, packed by the backend when it sends it (see :class:`Payload`).
+
+    A named tuple, not a frozen dataclass: one is built per commit, and a frozen
+    dataclass of these 23 fields takes about 3 us to build (one ``object.__setattr__`` a
+    field), a tuple under 1 us; it is as immutable (``_replace`` gives a changed copy).
     """
 
     run_id: UUID

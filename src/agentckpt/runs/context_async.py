@@ -21,8 +21,12 @@ __all__ = ["AsyncStepContext"]
 class AsyncStepContext:
     """What a step function receives: the state to build on and the run's services.
 
-    ``state`` is a private copy of the state committed at ``parent_step``: mutate it and
-    return it (or build a new one). ``step`` is the number being computed and
+    ``state`` is the state committed at ``parent_step``, the run's own: mutate it and
+    return it (or build a new one). When the step before returned the object it was
+    given, this is that very object, not a copy (a step that keeps a reference to its
+    state past its return sees the next step's changes); otherwise it is a private
+    copy. What was stored cannot change either way, and a step that fails leaves the
+    committed state as it was for its retry. ``step`` is the number being computed and
     ``attempt`` counts tries of this step (1 on the first).
     """
 

@@ -222,6 +222,12 @@ class AsyncAgentRun:
         self._step: int | None = None
         self._state: Any = None
         self._known: set[str] = set()
+        # True when ``_state`` is the loop's own object (a copy it made, or the very
+        # object a step was given and returned, as committed): the next step is given it
+        # without a copy. ``_lent``: a step was given it and has not committed yet, so it
+        # may hold that step's uncommitted changes (restored or re-read when it fails).
+        self._owned = False
+        self._lent = False
         # Step 0, when open() committed it: the first step the iteration yields.
         self._opened_with: StepInfo | None = None
 
@@ -248,7 +254,13 @@ class AsyncAgentRun:
 
     @property
     def state(self) -> Any:
-        """The last committed state (blob references not loaded); do not mutate it."""
+        """The last committed state (blob references not loaded); do not mutate it.
+
+        It is the object the next step is given when the last step returned the one it
+        was given. While a step runs it holds that step's changes, and after a step that
+        raised, until the run re-reads it, it may still (when the store's cached head
+        was dropped, e.g. by a refused commit).
+        """
         return self._state
 
     async def open(self) -> None:
@@ -369,54 +381,61 @@ class AsyncAgentRun:
         # When the current outage began (monotonic seconds), and its retries so far.
         outage: float | None = None
         outage_retries = 0
-        stale = False
+        # A step of an earlier iteration failed after it was lent the state, and no
+        # clean copy could be made without I/O: re-read it before the next step.
+        stale = self._lent
         number = self._step + 1
-        while True:
-            try:
-                if stale:
-                    before = self._step
-                    await self._reload()
-                    stale = False
-                    if self._step != before:
-                        failures = 0  # a commit of unknown outcome had landed
-                assert self._step is not None
-                number = self._step + 1
-                if max_steps is not None and self._step >= max_steps:
+        try:
+            while True:
+                try:
+                    if stale:
+                        before = self._step
+                        await self._reload()
+                        stale = False
+                        if self._step != before:
+                            failures = 0  # a commit of unknown outcome had landed
+                    assert self._step is not None
+                    number = self._step + 1
+                    if max_steps is not None and self._step >= max_steps:
+                        break
+                    self._check_lease()
+                    attempt = failures + outage_retries + 1
+                    given = self._lend()
+                    ctx = AsyncStepContext(self, number, self._step, attempt, given)
+                    outcome = await step_fn(ctx)
+                    finish = isinstance(outcome, Finish)
+                    # The commit's span says which retry of the step it is (retry_count).
+                    with self.store.telemetry.attempt(attempt - 1):
+                        info = await self._commit(
+                            number, outcome.state if finish else outcome, failures, given
+                        )
+                except TransientError as exc:
+                    failures += 1
+                    await self._backoff(number, failures, exc)
+                    stale = True
+                    continue
+                except _STORE_TRANSIENT as exc:
+                    outage = time.monotonic() if outage is None else outage
+                    outage_retries += 1
+                    await self._ride_out(number, outage, outage_retries, exc)
+                    stale = True
+                    continue
+                except FatalError as exc:
+                    await self._fail(number, exc)
+                    raise
+                except _NOT_THE_RUNS_FAULT:
+                    raise
+                except Exception as exc:
+                    await self._fail(number, exc)
+                    raise
+                failures = 0
+                outage, outage_retries = None, 0
+                yield info
+                if finish:
                     break
-                self._check_lease()
-                attempt = failures + outage_retries + 1
-                ctx = AsyncStepContext(self, number, self._step, attempt, _fresh(self._state))
-                outcome = await step_fn(ctx)
-                finish = isinstance(outcome, Finish)
-                # The commit's span says which retry of the step it is (retry_count).
-                with self.store.telemetry.attempt(attempt - 1):
-                    info = await self._commit(
-                        number, outcome.state if finish else outcome, failures
-                    )
-            except TransientError as exc:
-                failures += 1
-                await self._backoff(number, failures, exc)
-                stale = True
-                continue
-            except _STORE_TRANSIENT as exc:
-                outage = time.monotonic() if outage is None else outage
-                outage_retries += 1
-                await self._ride_out(number, outage, outage_retries, exc)
-                stale = True
-                continue
-            except FatalError as exc:
-                await self._fail(number, exc)
-                raise
-            except _NOT_THE_RUNS_FAULT:
-                raise
-            except Exception as exc:
-                await self._fail(number, exc)
-                raise
-            failures = 0
-            outage, outage_retries = None, 0
-            yield info
-            if finish:
-                break
+        except BaseException:
+            self._restore()
+            raise
         await self._complete()
 
     # -- internals -------------------------------------------------------------------
@@ -432,7 +451,32 @@ class AsyncAgentRun:
                 "this worker stops"
             )
 
+    def _lend(self) -> Any:
+        """The state a step is given: the loop's own object as it is, else a copy.
+
+        Giving the loop's own object needs no copy, and nobody else holds it but the
+        step that returned it last (a reference it kept past the step sees the next
+        one's changes). What was stored cannot change: the commit compares with the
+        store's own head (:meth:`AsyncStore._base_state`), never with this object, and
+        until the step commits the object counts as lent (:meth:`_restore`).
+        """
+        if self._owned:
+            self._owned, self._lent = False, True
+            return self._state
+        return _fresh(self._state)
+
+    def _restore(self) -> None:
+        """After a failed step that was lent the loop's state: the last committed state
+        again, copied from the store's head when it holds it; else the next iteration
+        re-reads it (``_lent`` stays set)."""
+        if not self._lent or self._step is None:
+            return
+        base = self.store._base_state(self.run_id, self._step)
+        if base is not None:
+            self._state, self._lent, self._owned = _fresh(base), False, True
+
     async def _reload(self) -> None:
+        self._owned = self._lent = False
         checkpoint = await self.store.latest(self.run_id)
         if checkpoint is None:
             self._step, self._state, self._known = None, None, set()
@@ -446,15 +490,21 @@ class AsyncAgentRun:
             raise ConfigurationError(
                 f"run {self.run_id} has no checkpoint yet; pass initial_state= to start it"
             )
-        return await self._commit(0, initial, 0)
+        return await self._commit(0, initial, 0, None)
 
-    async def _commit(self, number: int, state: Any, failures: int) -> StepInfo:
+    async def _commit(self, number: int, state: Any, failures: int, given: Any) -> StepInfo:
+        """Commit the state a step returned (``given``: the object the step was given)."""
         # Before the artifacts: an offloaded value is stored redacted too.
         state, redacted = redact(state, self.redactors)
         # The members that differ from the last committed state (itself offloaded): the
         # only ones the offload and reference scans need to look at, and the store's plan
         # takes them as its own comparison of the members (it checks the rest exactly).
-        differs = changed_members(state, self._state)
+        # Compared with the store's own head, which no step can have changed (the step's
+        # state may be the loop's previous one, lent); else with the previous state.
+        base = None if self._step is None else self.store._base_state(self.run_id, self._step)
+        if base is None and not self._lent:
+            base = self._state
+        differs = changed_members(state, base)
         changed = None if differs is None else list(compress(state.values(), differs))
         stored, pending = self._artifacts.prepare(state, changed)
         rows = await self._artifacts.persist(pending, self._known)
@@ -490,6 +540,8 @@ class AsyncAgentRun:
             raise
         parent = self._step
         self._step, self._state = number, stored
+        # The step returned the object it was given, as stored: the loop's own.
+        self._owned, self._lent = given is not None and stored is given, False
         if changed is None or pending or self._known or may_hold_refs(changed):
             self._known = ref_uris(stored)
         # else: the last state referenced no blob and the changed members add none

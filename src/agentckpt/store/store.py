@@ -797,6 +797,22 @@ class Store:
         self._remember(rid, head)
         return head
 
+    def _base_state(self, rid: UUID, step: int) -> Any:
+        """Internal (the run loop's): the state of the run's cached head when that is the
+        sealed step ``step``, else None; no I/O.
+
+        It is the base the next commit's plan compares with, owned by the store (the
+        plan never shares its containers with a caller): read it, never mutate it or
+        hand it out. A member the caller's state holds ``==`` to it is unchanged by the
+        plan's own comparison, so flags found against it are a ``_changed`` hint that
+        flags every member differing by ``==``.
+        """
+        with self._heads_lock:
+            cached = self._heads.get(rid)
+        if cached is None or cached.step != step or cached.is_open:
+            return None
+        return self._ready(rid, cached).state
+
     def _ready(self, rid: UUID, cached: Head) -> Head:
         """A cached head with its state, decoded now if a resume handed it over."""
         head = ready(cached)

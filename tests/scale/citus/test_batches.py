@@ -5,7 +5,6 @@ acknowledged commit."""
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import re
 import time
 import uuid
@@ -73,7 +72,7 @@ def test_a_failing_write_undoes_its_workers_part_and_only_that(
     with _router_conn(url) as conn:
         router = ShardRouter(load_queries("postgres"), SET_TENANT, {"tenant": DEFAULT_TENANT})
         writes = [
-            dataclasses.replace(step_write(r), blobs=(BlobRow(f"d{i}", "raw", 1, b"x"),))
+            step_write(r)._replace(blobs=(BlobRow(f"d{i}", "raw", 1, b"x"),))
             for i, r in enumerate(runs)
         ]
         parts = router.parts(conn, writes)
@@ -81,7 +80,7 @@ def test_a_failing_write_undoes_its_workers_part_and_only_that(
         # guard and blob went through: that part must roll back whole, and the part sent
         # before it (the other worker) stays committed.
         bad = parts[-1][-1]
-        writes = [dataclasses.replace(w, kind="bogus") if w is bad else w for w in writes]
+        writes = [w._replace(kind="bogus") if w is bad else w for w in writes]
         try:
             router.commit(conn, writes)
         except psycopg.errors.CheckViolation:

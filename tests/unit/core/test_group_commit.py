@@ -8,7 +8,6 @@ statement is tested against PostgreSQL in tests/contract/test_group_commit.py.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import random
 import threading
 import time
@@ -309,7 +308,7 @@ def test_a_lone_thread_sends_its_own_write() -> None:
 
 def unpacked(step: int) -> StepWrite:
     """A write whose payload is a document to pack, as the store hands it over."""
-    return dataclasses.replace(write(step=step), stored=Payload.of(b'{"t":"' + b"w " * 300 + b'"}'))
+    return write(step=step)._replace(stored=Payload.of(b'{"t":"' + b"w " * 300 + b'"}'))
 
 
 def test_threads_pack_their_own_payloads_and_the_async_sender_packs_them() -> None:
