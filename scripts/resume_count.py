@@ -1,6 +1,7 @@
 """Open one benchmark conversation N times, for instruction counts under callgrind.
 
-Writes one benchmark conversation of 30 turns (seed 0) through the benchmark's agentckpt
+Writes one benchmark conversation of ``--turns`` turns (default 30, seed 0; ``--chat``:
+the curves' plain chat instead, about 1 KB a turn) through the benchmark's agentckpt
 subject, opens it 5 times to warm up, then ``N`` more times (``--store-only``:
 ``AsyncStore.resume_run`` instead of ``open()``). Under ``valgrind --tool=callgrind``,
 ``(count(60) - count(10)) / 50`` is the instructions of one open, which load on the
@@ -17,7 +18,7 @@ import asyncio
 import os
 
 from agentckpt.bench.subjects.agentckpt import AgentckptConversations
-from agentckpt.bench.workload import generate_conversations
+from agentckpt.bench.workload import generate_chats, generate_conversations
 from agentckpt.store.store_async import AsyncStore
 
 
@@ -27,13 +28,16 @@ async def main() -> None:
     parser.add_argument("--url", default="postgresql://127.0.0.1:5432/test")
     parser.add_argument("--schema-prefix", required=True)
     parser.add_argument("--store-only", action="store_true")
+    parser.add_argument("--turns", type=int, default=30)
+    parser.add_argument("--chat", action="store_true", help="the curves' chat workload")
     args = parser.parse_args()
     schema = f"{args.schema_prefix}_count_{os.getpid()}"
     url = args.url if args.url.startswith("sqlite") else f"{args.url}?schema={schema}"
     store = await AsyncStore.connect(url)
     try:
         subject = AgentckptConversations(store)
-        spec = generate_conversations(0, 1, 30)[0]
+        generate = generate_chats if args.chat else generate_conversations
+        spec = generate(0, 1, args.turns)[0]
         await subject.start(spec)
         for turn in spec.turns:
             await subject.user_message(spec, turn)

@@ -1,9 +1,10 @@
 """Conversation resume time: ``AsyncConversations.open()`` of benchmark conversations.
 
 Writes ``--conversations`` conversations of ``--turns`` turns (the benchmark's workload,
-seed 0) through the benchmark's agentckpt subject, then opens each ``--opens`` times from
-a new ``AsyncConversations`` (the benchmark's resume), and prints the wall P50/P99 and the
-client CPU (``time.process_time``) per open. Run it against two source trees to compare
+seed 0; ``--chat``: the curves' plain chats, about 1 KB a turn) through the benchmark's
+agentckpt subject, then opens each ``--opens`` times from a new ``AsyncConversations``
+(the benchmark's resume), and prints the wall P50/P99 and the client CPU
+(``time.process_time``) per open. Run it against two source trees to compare
 them (the script imports only what both have)::
 
     PYTHONPATH=src python scripts/resume_probe.py --schema-prefix me
@@ -25,7 +26,7 @@ import statistics
 import time
 
 from agentckpt.bench.subjects.agentckpt import AgentckptConversations
-from agentckpt.bench.workload import generate_conversations
+from agentckpt.bench.workload import generate_chats, generate_conversations
 from agentckpt.store.store_async import AsyncStore
 
 
@@ -42,6 +43,7 @@ async def main() -> None:
     parser.add_argument("--turns", type=int, default=30)
     parser.add_argument("--opens", type=int, default=200)
     parser.add_argument("--profile", type=int, default=0)
+    parser.add_argument("--chat", action="store_true", help="the curves' chat workload")
     parser.add_argument(
         "--store-only",
         action="store_true",
@@ -56,7 +58,8 @@ async def main() -> None:
     store = await AsyncStore.connect(url)
     try:
         subject = AgentckptConversations(store)
-        specs = generate_conversations(0, args.conversations, args.turns)
+        generate = generate_chats if args.chat else generate_conversations
+        specs = generate(0, args.conversations, args.turns)
         for spec in specs:
             await subject.start(spec)
             for turn in spec.turns:

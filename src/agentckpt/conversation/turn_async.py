@@ -49,6 +49,8 @@ if TYPE_CHECKING:
 _REFUSED = (InvalidValueError, ConflictError)
 # An interval no conversation reaches: the step count alone never makes a snapshot.
 _NEVER = 2**62
+# An interval every step reaches: the step is a snapshot.
+_NOW = 1
 
 
 @dataclass(slots=True)
@@ -147,6 +149,8 @@ class AsyncConversation:
         self._state_bytes = state_bytes
         self._coalescer = Coalescer(owner.options.flush_interval, clock=owner.clock)
         self._archived: list[Message] | None = None
+        # Whether the open turn archived old turns: its seal is then a snapshot.
+        self._archiving = False
         self._lost: ConflictError | None = None
         # The lease epoch this handle read: every write is fenced by it, so once a
         # recovery worker claims the conversation (a new epoch) this handle writes nothing.
@@ -559,6 +563,7 @@ class AsyncConversation:
         del hot[:cut]
         del self._sealed[:cut]
         self._turn_start -= cut
+        self._archiving = True
 
     def _mark(self, *, calls: Sequence[ToolCall] = ()) -> _Mark:
         reply = self._reply
@@ -592,6 +597,7 @@ class AsyncConversation:
             if self._archived is not None and archive.archived is not None:
                 del self._archived[archive.archived :]
             self._history = [row for row in self._history if row is not archive.segment]
+            self._archiving = False
         del conversation[mark.messages :]
         del self._sealed[mark.sealed :]
         del self._blobs[mark.blobs :]
@@ -667,6 +673,16 @@ class AsyncConversation:
         not a second copy of the whole state."""
         return replace(self.store.policy, interval=_NEVER)
 
+    def _seal_policy(self) -> SnapshotPolicy | None:
+        """The snapshot policy of a seal: the store's, except that a turn that archived
+        old turns seals as a snapshot. Its delta would remove them one op each from the
+        state of the last snapshot, which still holds them (up to twice the state now):
+        every resume until the next snapshot would read that snapshot and replay the
+        removals. A snapshot of the smaller state costs what the state holds and prunes
+        the steps before it; archiving happens once the state has grown from about
+        half ``archive_threshold`` to all of it again."""
+        return replace(self.store.policy, interval=_NOW) if self._archiving else None
+
     async def _write(self, *, seal: bool) -> StepInfo:
         self.conversations._check_writer(self.conversation_id, self._generation)
         if self._lost is not None:
@@ -702,7 +718,7 @@ class AsyncConversation:
                 epoch=self._epoch,
                 blobs=self._blobs,
                 history=self._history,
-                policy=None if seal else self._open_policy(),
+                policy=self._seal_policy() if seal else self._open_policy(),
                 metadata=metadata,
                 # The sealed turns are this handle's JSON of them, never changed once
                 # written: the base of this commit (the last sealed step) holds them.
@@ -731,6 +747,7 @@ class AsyncConversation:
         if seal:
             self._sealed.extend(open_turn)
             self._sealed_stored = True
+            self._archiving = False
             self._turn_start = len(self.state.conversation)
             self._open = False
             self._reply = None

@@ -9,7 +9,7 @@ import pytest
 
 from agentckpt import SnapshotPolicy
 from agentckpt.conversation import ConversationOptions, ToolCall, state_migrations
-from agentckpt.errors import CorruptDataError
+from agentckpt.errors import CorruptDataError, InvalidValueError
 from tests.support.conversation import CONFIG, TOOLS, dumps, run_sql
 
 SMALL = ConversationOptions(archive_threshold=2000, archive_keep_turns=2)
@@ -90,6 +90,51 @@ def test_each_history_row_is_written_by_the_step_that_dropped_its_turns(
         archived += count
         assert after["archive"] == {"messages": archived, "segments": seq + 1}
         assert after["conversation"][0]["role"] == "user"
+
+
+def test_a_turn_that_archives_seals_as_a_snapshot(make_conversations: Any) -> None:
+    # Its delta would remove the archived turns one op each from the last snapshot,
+    # which holds them: every resume until the next snapshot would replay that.
+    keep_all = {"policy": SnapshotPolicy(prune=False)}
+    conv = chat(make_conversations(options=SMALL, store_options=keep_all), 20)
+    archiving = run_sql(
+        make_conversations.url,
+        "SELECT step FROM history WHERE run_id = ? ORDER BY seq",
+        str(conv.conversation_id),
+    )
+    assert len(archiving) >= 2
+    steps = make_conversations().store.steps(conv.conversation_id)
+    kinds = {info.step: info.kind for info in steps}
+    assert [kinds[step] for (step,) in archiving] == ["snapshot"] * len(archiving)
+    # Only those and the interval's: the turns after an archiving one are deltas again.
+    assert sum(kind == "snapshot" for kind in kinds.values()) < len(kinds) // 2
+
+
+def test_a_refused_archiving_turn_archives_again_and_reads_back(make_conversations: Any) -> None:
+    conversations = make_conversations(options=SMALL)
+    conv = chat(conversations, 1)
+    cid = conv.conversation_id
+    turns = 1
+    while conversations.store.steps(cid)[-1].state_bytes <= SMALL.archive_threshold:
+        conv.add_user_message(f"question {turns} " + "q" * 150, timestamp=f"T{turns}")
+        call = ToolCall("get_weather", {"turn": turns}, result={"t": turns}, duration_ms=turns)
+        conv.add_assistant_message(f"answer {turns} " + "a" * 150, tool_calls=[call], timestamp="A")
+        turns += 1
+    before = conversations.store.steps(cid)
+    with pytest.raises(InvalidValueError):  # refused: the archive it made is undone
+        conv.add_user_message(float("nan"))
+    assert conversations.store.steps(cid) == before
+    conv.add_user_message(f"question {turns} " + "q" * 150, timestamp=f"T{turns}")
+    call = ToolCall("get_weather", {"turn": turns}, result={"t": turns}, duration_ms=turns)
+    conv.add_assistant_message(f"answer {turns} " + "a" * 150, tool_calls=[call], timestamp="A")
+    (last,) = run_sql(
+        make_conversations.url, "SELECT max(step) FROM history WHERE run_id = ?", str(cid)
+    )
+    assert last == (turns + 1,)
+    # The archiving turn's snapshot pruned the steps before it: a resume starts there.
+    kept = [(info.step, info.kind) for info in conversations.store.steps(cid)]
+    assert kept == [(turns + 1, "snapshot")]
+    assert dumps(make_conversations().all_messages(cid)) == json.dumps(written(conv, turns + 1))
 
 
 def test_archiving_keeps_every_state_small_and_resumes_writing(make_conversations: Any) -> None:

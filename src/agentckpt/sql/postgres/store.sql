@@ -73,27 +73,33 @@ ORDER BY s.step;
 -- The run's row and the chain of its head (the newest snapshot up to the head, then every
 -- step after it, in step order) in one statement, so both are read at one instant: one
 -- row per step, or one row with null step columns when there is no chain. The columns
--- both tables have are the step's; the run's are renamed run_*. The run's config and
--- metadata, the only wide run columns, come on the first row only.
-WITH r AS (
-    SELECT runs.*, (SELECT max(step) FROM steps
-                    WHERE run_id = %(run_id)s AND kind = 'snapshot'
-                      AND step <= runs.head_step) AS chain_start
-    FROM runs WHERE run_id = %(run_id)s
-)
-SELECT r.run_id, r.kind AS run_kind, r.agent_id, r.status, r.head_step, r.head_version,
-       r.head_open, r.snapshot_step, r.chain_bytes, r.lease_owner, r.lease_expires_at,
-       r.lease_epoch, r.heartbeat_at, r.created_at AS run_created_at,
-       r.updated_at AS run_updated_at, r.parent_run_id, r.parent_step AS run_parent_step,
-       CASE WHEN s.step IS NOT DISTINCT FROM r.chain_start THEN r.config END AS config,
-       CASE WHEN s.step IS NOT DISTINCT FROM r.chain_start THEN r.metadata::text END
-           AS metadata,
-       r.error, r.tenant_id, s.step, s.parent_step, s.kind, s.is_open, s.codec, s.payload,
-       s.state_version, s.write_version, s.raw_bytes, s.state_bytes, s.checksum,
-       s.created_at, s.updated_at
-FROM r
+-- both tables have are the step's; the run's are renamed run_*. The run's columns but
+-- run_id come on the first row only (f): the client loads each value it is sent, and
+-- they would be the same on every row.
+-- The chain's start is a lateral aggregate, computed once. As a column of a CTE, which
+-- PostgreSQL 12+ inlines, it was a subplan run again for each of its three references
+-- on every row, each reading the heap tuple of every kept step for its kind: a 20-step
+-- chain executed in 0.29 to 0.32 ms, against 0.07 ms now (EXPLAIN ANALYZE).
+SELECT r.run_id, f.run_kind, f.agent_id, f.status, f.head_step, f.head_version, f.head_open,
+       f.snapshot_step, f.chain_bytes, f.lease_owner, f.lease_expires_at, f.lease_epoch,
+       f.heartbeat_at, f.run_created_at, f.run_updated_at, f.parent_run_id, f.run_parent_step,
+       f.config, f.metadata, f.error, f.tenant_id, s.step, s.parent_step, s.kind, s.is_open,
+       s.codec, s.payload, s.state_version, s.write_version, s.raw_bytes, s.state_bytes,
+       s.checksum, s.created_at, s.updated_at
+FROM runs r
+CROSS JOIN LATERAL (
+    SELECT max(step) AS chain_start FROM steps
+    WHERE run_id = %(run_id)s AND kind = 'snapshot' AND step <= r.head_step
+) c
 LEFT JOIN steps s
-       ON s.run_id = %(run_id)s AND s.step >= r.chain_start AND s.step <= r.head_step
+       ON s.run_id = %(run_id)s AND s.step >= c.chain_start AND s.step <= r.head_step
+LEFT JOIN LATERAL (
+    SELECT r.kind AS run_kind, r.agent_id, r.status, r.head_step, r.head_version, r.head_open,
+           r.snapshot_step, r.chain_bytes, r.lease_owner, r.lease_expires_at, r.lease_epoch,
+           r.heartbeat_at, r.created_at AS run_created_at, r.updated_at AS run_updated_at,
+           r.parent_run_id, r.parent_step AS run_parent_step, r.config,
+           r.metadata::text AS metadata, r.error, r.tenant_id
+) f ON s.step IS NOT DISTINCT FROM c.chain_start
 WHERE r.run_id = %(run_id)s
 ORDER BY s.step;
 
