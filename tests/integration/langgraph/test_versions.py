@@ -28,7 +28,9 @@ from agentckpt import InvalidValueError
 from agentckpt.integrations.langgraph import AgentckptSaver
 from agentckpt.integrations.langgraph.versions import next_version
 
-STRING_VERSION = re.compile(r"^\d{32}\.\d\.\d+$")
+# The fraction is ``random.random()`` formatted with ``016``, as LangGraph's savers do:
+# zero-padded when its repr is short ("00.78..."), in exponent form below 1e-4.
+STRING_VERSION = re.compile(r"^\d{32}\.[0-9][0-9.e-]*$")
 
 
 def echo_graph(checkpointer: Any) -> Any:
