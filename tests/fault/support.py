@@ -11,6 +11,7 @@ from typing import Any
 from uuid import UUID
 
 from agentckpt import Store
+from agentckpt.conversation import Conversations
 
 
 def state(agent: str, n: int) -> dict[str, Any]:
@@ -104,16 +105,22 @@ class Agents:
         return all(any(t > instant for _, t in v) for v in self.acked.values())
 
 
-def readback(state: Any) -> Any:
-    """What an acknowledged state is compared by: a conversation's message texts, any
-    other state as it is."""
+def read_back(state: Any, expected: Any) -> bool:
+    """Whether a state read back is the acknowledged ``expected``: for a conversation its
+    message texts, of which the hot state holds the newest (the older ones were moved to
+    the history table, which its ``archive`` counts; :func:`lost_steps` reads those
+    once per conversation); any other state as it is."""
     if isinstance(state, dict) and "conversation" in state:
-        return [message.get("content") for message in state["conversation"]]
-    return state
+        hot = [message.get("content") for message in state["conversation"]]
+        archived = int(state.get("archive", {}).get("messages", 0))
+        return len(expected) == archived + len(hot) and expected[archived:] == hot
+    return bool(state == expected)
 
 
 def lost_steps(store: Store, agents: Agents) -> int:
-    """Acknowledged steps that are missing from ``store`` now, or read back otherwise."""
+    """Acknowledged steps that are missing from ``store`` now, or read back otherwise;
+    and for each conversation, its last acknowledged step's every message, archived ones
+    included, read back through the conversation API."""
     lost = 0
     for run_id, acks in agents.acked.items():
         steps = {info.step for info in store.steps(run_id)}
@@ -121,6 +128,18 @@ def lost_steps(store: Store, agents: Agents) -> int:
             if step not in steps:
                 lost += 1
                 continue
-            if readback(store.state_at(run_id, step).state) != agents.expected[(run_id, step)]:
+            state = store.state_at(run_id, step).state
+            if not read_back(state, agents.expected[(run_id, step)]):
+                lost += 1
+        last = max((step for step, _ in acks if step in steps), default=None)
+        if last is None:
+            continue
+        state = store.state_at(run_id, last).state
+        if isinstance(state, dict) and "conversation" in state and "archive" in state:
+            recovered = Conversations(store).recover(
+                run_id, agent_config=state["agent_config"], tools=state["tool_registry"]
+            )
+            texts = [m.content for m in recovered.messages][: len(agents.expected[(run_id, last)])]
+            if texts != agents.expected[(run_id, last)]:
                 lost += 1
     return lost
