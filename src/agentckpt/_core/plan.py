@@ -90,16 +90,6 @@ class Plan(NamedTuple):
     seal_step: int | None
     head: Head
 
-    @property
-    def codec(self) -> str:
-        """The payload's codec (packs it if it is not yet)."""
-        return self.stored.codec
-
-    @property
-    def payload(self) -> bytes:
-        """The payload's bytes (packs it if it is not yet)."""
-        return self.stored.data
-
 
 def _segments(pointer: str) -> list[str]:
     return [p.replace("~1", "/").replace("~0", "~") for p in pointer.split("/")[1:]]

@@ -659,7 +659,7 @@ class Store:
                 parent_step=plan.parent_step,
                 kind=plan.kind,
                 is_open=plan.is_open,
-                codec=plan.codec,
+                codec=plan.stored.codec,
                 state_version=write.state_version,
                 write_version=plan.write_version,
                 raw_bytes=plan.raw_bytes,

@@ -43,7 +43,7 @@ def commit(head: Head, state: Any, **kwargs: Any) -> Plan:
 
 
 def document(plan: Plan) -> Any:
-    return decode(unpack(plan.codec, plan.payload, where="test"))
+    return decode(unpack(plan.stored.codec, plan.stored.data, where="test"))
 
 
 def check(plan: Plan, base: Any, state: Any) -> None:
@@ -242,8 +242,8 @@ def row_of(plan: Plan) -> dict[str, Any]:
         "parent_step": plan.parent_step,
         "kind": plan.kind,
         "is_open": plan.is_open,
-        "codec": plan.codec,
-        "payload": plan.payload,
+        "codec": plan.stored.codec,
+        "payload": plan.stored.data,
         "write_version": plan.write_version,
         "raw_bytes": plan.raw_bytes,
         "checksum": plan.checksum,
