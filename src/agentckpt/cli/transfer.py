@@ -43,6 +43,13 @@ def register(
         "agent config), for evaluation and fine-tuning",
     )
     export.add_argument(
+        "--blobs",
+        choices=("inline", "ref"),
+        default="inline",
+        help="with --format transcript: a tool result stored as a blob is written as its "
+        "value (inline, the default) or as its blob reference (ref)",
+    )
+    export.add_argument(
         "--json",
         action="store_true",
         help="print the summary (runs, lines, bytes) as JSON: on stdout with -o FILE, "
@@ -130,7 +137,11 @@ def export_command(args: argparse.Namespace) -> int:
         with _output(args.output) as out, Progress("export", len(run_ids)) as bar:
             if args.format == "transcript":
                 chats = export_transcripts(
-                    store, run_ids, out, on_run=lambda rid, _: bar.advance(note=str(rid)[:8])
+                    store,
+                    run_ids,
+                    out,
+                    blobs=args.blobs,
+                    on_run=lambda rid, _: bar.advance(note=str(rid)[:8]),
                 )
                 runs, lines, skipped = chats.written, chats.written, chats.skipped
             else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from agentckpt._core.blobs import is_ref
 from agentckpt.errors import RedactionError
 from agentckpt.redaction.records import Redaction
 
@@ -52,10 +53,14 @@ def _escape(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
 
 
+_REF_KEYS = ("$blob", "uri", "size", "codec")
+
+
 def redact(
     value: Any, redactors: Sequence[Redactor], *, path: str = ""
 ) -> tuple[Any, list[Redaction]]:
     """``value`` with every string redacted (object keys are kept), and the records.
+    A blob reference (:meth:`~agentckpt._core.blobs.BlobRef.to_json`) is left as it is.
 
     Paths are JSON Pointers from ``path``. Containers are copied only where something
     changed; an unchanged value is returned as it is.
@@ -70,6 +75,11 @@ def redact(
             found.extend(records)
             return text
         if isinstance(item, dict):
+            if len(item) == len(_REF_KEYS) and is_ref(item):
+                # A blob reference is the library's own (a digest, a size, a codec, a
+                # URI): its value was redacted before it was stored, and a hex digest
+                # can look like a card number, which would make the blob unreachable.
+                return item
             out = {k: walk(v, f"{at}/{_escape(str(k))}") for k, v in item.items()}
             return item if all(out[k] is item[k] for k in item) else out
         if isinstance(item, list | tuple):

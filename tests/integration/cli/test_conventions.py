@@ -10,6 +10,8 @@ import uuid
 import pytest
 
 from agentckpt import Store
+from agentckpt.conversation import ConversationOptions, Conversations
+from agentckpt.redaction import DEFAULT_REDACTORS
 from tests.support.sample_store import cli, populate
 
 ISO_UTC = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{6})?Z")
@@ -150,6 +152,51 @@ def test_a_redacted_value_stays_redacted_in_the_transcript(
     _code, out, _ = cli(capsys, "--url", url, "export", "--format", "transcript", str(run.run_id))
     (line,) = [json.loads(text) for text in out.splitlines()]
     assert line["messages"][0]["content"] == "my card is [REDACTED:card]"
+
+
+def _long_conversation(url: str, turns: int) -> tuple[uuid.UUID, list[str]]:
+    """A conversation archived several times, each turn with a tool result stored as a
+    blob (carrying a secret the default redactors remove); its messages' contents."""
+    options = ConversationOptions(archive_threshold=4096, blob_threshold=64)
+    with Store.connect(url) as store:
+        conversations = Conversations(store, options=options, redactors=DEFAULT_REDACTORS)
+        conv = conversations.start(agent_id="long", agent_config={"model": "m"}, tools=["t"])
+        for turn in range(turns):
+            conv.add_user_message(f"question {turn} " + "q" * 200)
+            call = conv.start_tool_call("t", {"turn": turn})
+            result = {"turn": turn, "rows": ["r" * 40] * 4, "key": "AKIAIOSFODNN7EXAMPLE"}
+            conv.finish_tool_call(call, result, duration_ms=1)
+            conv.stream(f"answer {turn} " + "a" * 200)
+            conv.complete_turn()
+        every = conversations.all_messages(conv.conversation_id)
+        assert len(every) > len(conv.state.conversation), "nothing was archived"
+        return conv.conversation_id, [m.content for m in every]
+
+
+def test_a_transcript_holds_the_archived_turns_and_the_blob_results(
+    url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    conversation_id, contents = _long_conversation(url, 40)
+    code, out, err = cli(capsys, "--url", url, "export", "--format", "transcript")
+    assert code == 0, err
+    (line,) = [json.loads(text) for text in out.splitlines()]
+    assert line["run_id"] == str(conversation_id)
+    messages = line["messages"]
+    spoken = [m["content"] for m in messages if m["role"] != "tool"]
+    assert spoken == contents, "the archived turns are missing or out of order"
+    results = [json.loads(m["content"]) for m in messages if m["role"] == "tool"]
+    assert [r["turn"] for r in results] == list(range(40))
+    assert all(r["rows"] == ["r" * 40] * 4 for r in results)
+    # Redacted before it was offloaded: the blob holds the redacted value.
+    assert all("AKIA" not in r["key"] and "REDACTED" in r["key"] for r in results)
+    ids = [m["tool_call_id"] for m in messages if m["role"] == "tool"]
+    assert len(set(ids)) == 40, "call ids must stay unique across the archive"
+
+    code, out, _ = cli(capsys, "--url", url, "export", "--format", "transcript", "--blobs", "ref")
+    assert code == 0
+    (line,) = [json.loads(text) for text in out.splitlines()]
+    kept = [json.loads(m["content"]) for m in line["messages"] if m["role"] == "tool"]
+    assert all(set(r) >= {"$blob", "size"} for r in kept)
 
 
 def test_stats_costs_by_agent_model_and_day(url: str, capsys: pytest.CaptureFixture[str]) -> None:
