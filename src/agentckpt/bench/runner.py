@@ -100,9 +100,9 @@ async def _measure(
     async def settle() -> None:
         # The writes are over: one last VACUUM, as autovacuum would run once after them,
         # and no more. Autovacuum leaves a table nobody writes alone; a sweep every
-        # vacuum_every seconds during the timed reads would put VACUUMs of 12 tables
-        # beside about one resume in five (on two cores, in the client's own event loop),
-        # which no reader on a quiet server meets.
+        # vacuum_every seconds during the timed reads put VACUUMs of 12 tables beside
+        # about one timed resume in five at load 3 to 9 (on two cores, in the client's
+        # own event loop), which no reader on a quiet server meets.
         nonlocal sweeper
         if sweeper is None:
             return
