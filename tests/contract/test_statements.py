@@ -47,3 +47,20 @@ def test_the_binary_reads_are_queries_without_json_columns() -> None:
     for name in postgres_async._BINARY_READS:
         select = queries[name].lower()
         assert "json" not in select, name
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("threshold", ["", "&prepare_threshold=none"])
+def test_the_resume_read_is_prepared_on_its_first_run(pg_url: str, threshold: str) -> None:
+    """resume_run is prepared on a connection the first time it runs there (not at
+    psycopg's sixth, every run before it planned again); with prepare_threshold=none
+    (PgBouncer's transaction mode) nothing is."""
+    with Store.connect(f"{pg_url}&pool_min=1&pool_max=1{threshold}") as store:
+        run = store.create_run()
+        store.commit(run.run_id, {"n": 1})
+        store.resume_run(run.run_id)
+        backend: Any = store.backend
+        with backend._pool.connection() as conn:
+            rows = conn.execute("SELECT statement FROM pg_prepared_statements").fetchall()
+    prepared = [row["statement"] for row in rows if "CROSS JOIN LATERAL" in row["statement"]]
+    assert len(prepared) == (0 if threshold else 1)

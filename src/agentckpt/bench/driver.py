@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -119,9 +120,11 @@ async def drive_conversations(
     pace_scale: float | None,
     rounds: int,
     server: ServerCpu | None = None,
+    settle: Callable[[], Awaitable[None]] | None = None,
 ) -> ConversationFigures:
     """Run the conversation workload (paced when ``pace_scale`` is not None), then time
-    ``rounds`` reads and resumes of every conversation."""
+    ``rounds`` reads and resumes of every conversation; ``settle`` is awaited in
+    between (the benchmark's last VACUUM after the writes)."""
     for spec in specs:
         await subject.start(spec)
     writes = Latencies()
@@ -131,6 +134,8 @@ async def drive_conversations(
     await asyncio.gather(*(_agent(subject, spec, writes, pace_scale) for spec in specs))
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     server_cpu = await server.stop() if server is not None else None
+    if settle is not None:
+        await settle()
 
     reads, resumes, full_reads = Latencies(), Latencies(), Latencies()
     resume_all = getattr(subject, "resume_all", None)
@@ -156,9 +161,15 @@ async def drive_conversations(
 
 
 async def drive_long_run(
-    subject: LongRunSubject, spec: LongRunSpec, *, resumes: int, server: ServerCpu | None = None
+    subject: LongRunSubject,
+    spec: LongRunSpec,
+    *,
+    resumes: int,
+    server: ServerCpu | None = None,
+    settle: Callable[[], Awaitable[None]] | None = None,
 ) -> LongRunFigures:
-    """Run the long run, then time ``resumes`` reads and resumes of its latest state."""
+    """Run the long run, then time ``resumes`` reads and resumes of its latest state;
+    ``settle`` is awaited in between."""
     writes = Latencies()
     if server is not None:
         await server.start()
@@ -166,6 +177,8 @@ async def drive_long_run(
     await subject.run(spec, writes)
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     server_cpu = await server.stop() if server is not None else None
+    if settle is not None:
+        await settle()
     expected = spec.state_at(len(spec.steps))
     reads, resumed = Latencies(), Latencies()
     for _ in range(min(resumes, 10)):

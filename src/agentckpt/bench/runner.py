@@ -25,6 +25,8 @@ __all__ = ["BenchConfig", "run_benchmark"]
 T = TypeVar("T")
 Log = Callable[[str], None]
 Site = PostgresSite | SqliteSite
+# Called by a measurement between its writes and its timed reads (see _measure).
+Settle = Callable[[], Awaitable[None]]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -65,7 +67,7 @@ def _vacuum_every(config: BenchConfig, results: BackendResults) -> float | None:
 async def _case(
     site: Site,
     label: str,
-    measure: Callable[[Place], Awaitable[T]],
+    measure: Callable[[Place, Settle], Awaitable[T]],
     where: str,
     config: BenchConfig,
     results: BackendResults,
@@ -85,7 +87,7 @@ async def _case(
 async def _measure(
     site: Site,
     label: str,
-    measure: Callable[[Place], Awaitable[T]],
+    measure: Callable[[Place, Settle], Awaitable[T]],
     *,
     keep: bool,
     vacuum_every: float | None,
@@ -94,14 +96,26 @@ async def _measure(
     sweeper = None
     if isinstance(site, PostgresSite) and vacuum_every:
         sweeper = asyncio.create_task(_sweep(site, place, vacuum_every))
+
+    async def settle() -> None:
+        # The writes are over: one last VACUUM, as autovacuum would run once after them,
+        # and no more. Autovacuum leaves a table nobody writes alone; a sweep every
+        # vacuum_every seconds during the timed reads put VACUUMs of 12 tables beside
+        # about one timed resume in five at load 3 to 9 (on two cores, in the client's
+        # own event loop), which no reader on a quiet server meets.
+        nonlocal sweeper
+        if sweeper is None:
+            return
+        sweeper.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await sweeper
+        sweeper = None
+        assert isinstance(site, PostgresSite)
+        await site.vacuum(place)
+
     try:
-        figures = await measure(place)
-        if sweeper is not None:
-            sweeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await sweeper
-            assert isinstance(site, PostgresSite)
-            await site.vacuum(place)
+        figures = await measure(place, settle)
+        await settle()
         return figures, await site.storage(place)
     finally:
         if sweeper is not None:
@@ -147,12 +161,20 @@ async def _backend(
         for kind in active:
 
             async def conversations(
-                place: Place, kind: SubjectKind = kind, pace: float | None = pace
+                place: Place,
+                settle: Settle,
+                kind: SubjectKind = kind,
+                pace: float | None = pace,
             ) -> Any:
                 subject = await kind.conversations(place)
                 try:
                     return await drive_conversations(
-                        subject, specs, pace_scale=pace, rounds=config.rounds, server=server
+                        subject,
+                        specs,
+                        pace_scale=pace,
+                        rounds=config.rounds,
+                        server=server,
+                        settle=settle,
                     )
                 finally:
                     await subject.close()
@@ -195,11 +217,11 @@ async def _long_runs(
         if not getattr(kind, "has_long_run", True):
             continue  # a subject of the conversation workload only
 
-        async def long_run(place: Place, kind: SubjectKind = kind) -> Any:
+        async def long_run(place: Place, settle: Settle, kind: SubjectKind = kind) -> Any:
             subject = await kind.long_run(place)
             try:
                 return await drive_long_run(
-                    subject, run_spec, resumes=config.run_resumes, server=server
+                    subject, run_spec, resumes=config.run_resumes, server=server, settle=settle
                 )
             finally:
                 await subject.close()
