@@ -1,9 +1,11 @@
-"""The SQLite backend's commit: a lone write without a savepoint, a batch's with one.
+"""The SQLite backend's commit: no savepoint for a lone write, nor for a batch's until one
+is needed.
 
 A lone write is its own transaction, so a refusal rolls the transaction back; in a batch
-of several, a refused write is undone alone under its savepoint and the others land.
-Either way a refused write leaves nothing written and is answered with the head as it
-stands.
+of several, a write refused by its guard has written nothing and the others land; one
+refused after its guard (its step found sealed) sends the batch again with a savepoint
+a write, so it alone is undone. Either way a refused write leaves nothing written and
+is answered with the head as it stands.
 """
 
 from __future__ import annotations
@@ -106,6 +108,54 @@ def test_a_batch_of_several_undoes_a_refused_write_alone(
     for run in (runs[0], runs[2]):
         assert stored(backend, run) == ((1, 1, 1), 1, 1)
     assert not backend._conn.in_transaction
+
+
+def test_a_batch_undoes_a_write_refused_after_its_guard_alone(
+    backend: SqliteBackend, sqlite_url: str
+) -> None:
+    runs = [new_run(backend, sqlite_url) for _ in range(3)]
+    [first] = backend.commit_batch([step_write(runs[1])])  # step 1 of runs[1], sealed
+    assert isinstance(first, Committed)
+    before = stored(backend, runs[1])
+    statements: list[str] = []
+    backend._conn.set_trace_callback(statements.append)
+    writes = [
+        with_blob(step_write(runs[0])),
+        # Its guard matches (head step 1, version 1) but step 1 is sealed: the upsert
+        # refuses after the guard and the blob were written.
+        with_blob(step_write(runs[1]))._replace(
+            expected_step=1, expected_version=1, write_version=2
+        ),
+        with_blob(step_write(runs[2])),
+    ]
+    outcomes = backend.commit_batch(writes)
+    backend._conn.set_trace_callback(None)
+    assert isinstance(outcomes[0], Committed)
+    assert isinstance(outcomes[1], Refused)
+    assert outcomes[1].probe is not None
+    assert (outcomes[1].probe["head_step"], outcomes[1].probe["head_version"]) == (1, 1)
+    assert isinstance(outcomes[2], Committed)
+    assert stored(backend, runs[1]) == before
+    for run in (runs[0], runs[2]):
+        assert stored(backend, run) == ((1, 1, 1), 1, 1)
+    assert not backend._conn.in_transaction
+    # Sent twice: first without savepoints (rolled back at the sealed step), then with.
+    assert statements.count("BEGIN IMMEDIATE") == 2
+    assert statements.count("ROLLBACK") == 1
+    assert statements.count("SAVEPOINT step_write") == 3
+
+
+def test_a_batch_without_refusals_takes_no_savepoint(
+    backend: SqliteBackend, sqlite_url: str
+) -> None:
+    runs = [new_run(backend, sqlite_url) for _ in range(3)]
+    statements: list[str] = []
+    backend._conn.set_trace_callback(statements.append)
+    outcomes = backend.commit_batch([step_write(run) for run in runs])
+    backend._conn.set_trace_callback(None)
+    assert all(isinstance(outcome, Committed) for outcome in outcomes)
+    assert not [s for s in statements if "SAVEPOINT" in s or "RELEASE" in s]
+    assert statements.count("COMMIT") == 1
 
 
 def test_a_lone_write_that_fails_rolls_back_and_raises(

@@ -33,6 +33,11 @@ _UUID_COLUMNS = frozenset({"run_id", "parent_run_id"})
 _BOOL_COLUMNS = frozenset({"is_open", "head_open"})
 
 
+class _SealedStep(Exception):
+    """A write of a batch found its step sealed after its guard moved the head: the batch
+    is rolled back and runs again with a savepoint a write."""
+
+
 def _param(value: Any) -> Any:
     if isinstance(value, UUID):
         return str(value)
@@ -257,10 +262,12 @@ class SqliteBackend:
     def commit_batch(self, writes: Sequence[StepWrite]) -> list[CommitOutcome]:
         """Commit steps of different runs in one transaction, so one fsync.
 
-        Each write of a batch of several runs under a savepoint: a write whose guard fails
-        is rolled back alone and reported refused, the others commit. A lone write needs
-        no savepoint: its transaction is the unit, rolled back when refused. An error
-        rolls back the whole batch.
+        A write whose guard fails has written nothing: it is reported refused and the
+        others commit. The one refusal that comes after a write's first statements (its
+        step found sealed by the upsert, which the guard should have stopped) rolls the
+        batch back, and the batch runs again with each write under a savepoint, so that
+        write alone is undone. A lone write's transaction is the unit, rolled back when
+        refused. An error rolls back the whole batch.
         """
         # Packed before the transaction: on the async backend's worker thread, beside the
         # event loop (zstd releases the GIL), and not while holding the write lock.
@@ -268,7 +275,10 @@ class SqliteBackend:
             write.stored.pack()
         if len(writes) == 1:
             return [self._locked(lambda conn: self._commit_alone(conn, writes[0]))]
-        return self._transaction(lambda conn: [self._commit_one(conn, w) for w in writes])
+        try:
+            return self._transaction(lambda conn: [self._commit_one(conn, w) for w in writes])
+        except _SealedStep:
+            return self._transaction(lambda conn: [self._commit_saved(conn, w) for w in writes])
 
     def _commit_alone(self, conn: sqlite3.Connection, write: StepWrite) -> CommitOutcome:
         """One write in its own transaction, without a savepoint.
@@ -298,6 +308,23 @@ class SqliteBackend:
         return stamps
 
     def _commit_one(self, conn: sqlite3.Connection, write: StepWrite) -> CommitOutcome:
+        """One write of a batch of several, without a savepoint: its guard is its first
+        statement, so a refused guard has changed nothing; a step found sealed after it
+        raises :class:`_SealedStep`, which rolls the batch back.
+
+        Each statement lets the GIL go and takes it back, which on a busy event loop can
+        wait up to the switch interval: a savepoint and its release are two a write.
+        """
+        params = _bind(write)
+        cursor = conn.cursor()
+        if not self._guard(cursor, params):
+            return Refused(self._probe(cursor, params))
+        stamps = self._write(cursor, write, params)
+        if stamps is None:
+            raise _SealedStep
+        return stamps
+
+    def _commit_saved(self, conn: sqlite3.Connection, write: StepWrite) -> CommitOutcome:
         """One write of a batch of several, under a savepoint undone alone when refused."""
         params = _bind(write)
         cursor = conn.cursor()

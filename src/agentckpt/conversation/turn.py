@@ -24,6 +24,7 @@ from types import EllipsisType
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
+from agentckpt._compat import off_loop
 from agentckpt._core.blobs import is_ref
 from agentckpt._core.codec import Limits, encode, encode_fast, encode_trusted
 from agentckpt._core.policy import SnapshotPolicy
@@ -52,6 +53,9 @@ _REFUSED = (InvalidValueError, ConflictError)
 _NEVER = 2**62
 # An interval every step reaches: the step is a snapshot.
 _NOW = 1
+# A blob at least this large is compressed and hashed off the event loop: handing it to
+# a thread and back costs the loop about 30 us, what zstd and sha256 take for some 5 KB.
+_OFF_LOOP_BYTES = 16 * 1024
 
 
 @dataclass(slots=True)
@@ -526,7 +530,12 @@ class Conversation:
             # Leaving the state: validate it (orjson writes NaN as null, a tuple as an
             # array), from orjson's bytes when there are some (not encoded again).
             data = encode(value, limits=self.store.limits, fast=fast)
-            ref, row = self.store.prepare_blob(data)
+            if len(data) < _OFF_LOOP_BYTES:
+                ref, row = self.store.prepare_blob(data)
+            else:
+                # zstd and sha256 release the GIL: on another thread they run beside the
+                # event loop (about 0.6 ms of CPU for 64 KB) instead of on it.
+                ref, row = off_loop(self.store.prepare_blob, data)
             call.attach_blob(ref)
             self._blobs.append(row)
 

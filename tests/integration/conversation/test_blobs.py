@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import inspect
+import threading
 from typing import Any
 
 import pytest
 import zstandard
 
-from agentckpt import CorruptDataError
+from agentckpt import AsyncStore, CorruptDataError, Store
 from agentckpt._core.blobs import is_ref
 from agentckpt._core.codec import encode
 from agentckpt.conversation import ConversationOptions, ResultNotLoadedError, ToolCall
@@ -69,6 +70,31 @@ def test_the_result_loads_on_first_access_exactly(make_conversations: Any, api: 
         assert conversations.load_result(conv.conversation_id, call) == BIG
     assert call.is_loaded
     assert call.result == BIG
+    assert conversations.load_result(conv.conversation_id, call) == BIG
+
+
+def test_a_large_blob_is_packed_beside_the_event_loop(
+    make_conversations: Any, api: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The async API compresses and hashes a blob of 16 KB or more on the loop's executor
+    # (zstd and sha256 release the GIL), a smaller one in place; the sync API in place.
+    threads: list[int] = []
+    for cls in (Store, AsyncStore):
+        real = cls.prepare_blob
+
+        def spy(data: bytes, real: Any = real) -> Any:
+            threads.append(threading.get_ident())
+            return real(data)
+
+        monkeypatch.setattr(cls, "prepare_blob", staticmethod(spy))
+    small = {"rows": [{"id": i, "city": "Berlin"} for i in range(300)]}
+    assert 4096 < len(encode(small)) < 16 * 1024 < len(encode(BIG))
+    conv = with_big_result(make_conversations(), BIG)
+    with_big_result(make_conversations(), small)
+    here = threading.get_ident()
+    assert threads[1] == here
+    assert (threads[0] == here) == (api == "sync")
+    conversations, call = recovered_call(make_conversations, conv.conversation_id)
     assert conversations.load_result(conv.conversation_id, call) == BIG
 
 
