@@ -7,7 +7,6 @@ snapshots, deltas, chains and checksums is the same for every backend, sync and 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from itertools import compress
 from operator import is_, ne, truth
 from typing import Any, NamedTuple
@@ -152,10 +151,10 @@ def _dumps(value: Any) -> bytes:
     return orjson.dumps(value, None, ORJSON_STRICT)
 
 
-@dataclass(frozen=True, slots=True)
-class _Delta:
+class _Delta(NamedTuple):
     """A delta and the new state's encoding: ``full``, or None when ``members`` builds it
-    (only a snapshot needs those bytes; their size is known without them).
+    (only a snapshot needs those bytes; their size is known without them). A named
+    tuple: one is built per commit (see :class:`Plan`).
 
     ``patch`` holds the ops still to validate; ``raw``, when set, is the encoding of the
     whole delta, which then also holds ops built from checked bytes (see
@@ -224,7 +223,7 @@ def _member_delta(
     keys = members.keys
     if len(state) != len(keys) or list(state) != keys or list(base) != keys:
         return None
-    hinted = _hinted(base, members, state, prefix_hint)
+    hinted = None if prefix_hint is None else _hinted(base, members, state, prefix_hint)
     values = list(state.values())
     olds = list(base.values())
     count = len(values)
@@ -399,7 +398,11 @@ def _replace_op(
         len(encoded) > _REPLACE_BYTES
         or len(encoded) * _REPLACE_SHARE > state_size
         or (type(value) is not dict and type(value) is not list)
-        or not valid_container(value, limits.max_depth - 1)
+        # The check at C speed from the encoding at hand; the walk when it cannot tell.
+        or (
+            exact_encoding(value, limits.max_depth - 1, encoded) is None
+            and not valid_container(value, limits.max_depth - 1)
+        )
     ):
         return None  # the general check names what is wrong, with its path and limit
     return b'{"op":"replace","path":' + _dumps(pointer) + b',"value":' + encoded + b"}"
@@ -552,7 +555,7 @@ def plan_commit(
         # Also for a snapshot forced by an open snapshot head: the delta against its
         # parent validates only what changed, and gives the members.
         fast = _member_delta(base_state, base_members, state, prefix_hint, limits, changed, encoded)
-        if fast is not None:
+        if fast is not None and fast.patch:
             validate_patch(fast.patch, state, limits)
     if forced_snapshot and fast is not None:
         _check_size(fast.size, limits)

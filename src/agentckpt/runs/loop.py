@@ -500,7 +500,7 @@ class AgentRun:
     def _commit(self, number: int, state: Any, failures: int, given: Any) -> StepInfo:
         """Commit the state a step returned (``given``: the object the step was given)."""
         # Before the artifacts: an offloaded value is stored redacted too.
-        state, redacted = redact(state, self.redactors)
+        state, redacted = redact(state, self.redactors) if self.redactors else (state, ())
         # The members that differ from the last committed state (itself offloaded): the
         # only ones the offload and reference scans need to look at, and the store's plan
         # takes them as its own comparison of the members (it checks the rest exactly).
@@ -578,11 +578,17 @@ class AgentRun:
                 self._effects.prune(self.run_id, number)
             except AgentckptError as exc:  # committed already; old effects are only garbage
                 log.warning("run %s: could not prune old effects: %s", self.run_id, exc)
-        self._emit(
-            "step.committed",
-            {"parent_step": parent, "kind": info.kind, "attempt": failures + 1, "state": stored},
-            step=number,
-        )
+        if self._audit is not None:  # the event's record is built only for an audit log
+            self._emit(
+                "step.committed",
+                {
+                    "parent_step": parent,
+                    "kind": info.kind,
+                    "attempt": failures + 1,
+                    "state": stored,
+                },
+                step=number,
+            )
         return info
 
     def _ride_out(self, number: int, since: float, retries: int, exc: Exception) -> None:
