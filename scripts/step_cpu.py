@@ -10,7 +10,10 @@ fresh SQLite file in ``/dev/shm`` (or a fresh PostgreSQL schema, dropped afterwa
 The workload is generated for 1000 steps whatever ``STEPS`` is, so two runs of different
 lengths differ only by their steps: under ``valgrind --tool=callgrind``,
 ``(count(320 steps) - count(20 steps)) / 300`` is the instructions of one step, which
-load on the machine does not change. ``--cpu`` prints ``time.process_time`` per step.
+load on the machine does not change. Run both under the same ``PYTHONHASHSEED`` (0):
+with a random hash seed each, the two processes' start-up differs by millions of
+instructions, up to 60k a step once divided (the same tree gave 734.6k and 796.1k).
+``--cpu`` prints ``time.process_time`` per step.
 """
 
 from __future__ import annotations

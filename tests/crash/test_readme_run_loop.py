@@ -19,16 +19,18 @@ from tests.docs.blocks import ROOT, parse
 
 SRC = Path(agentckpt.__file__).resolve().parents[1]
 # Each commit reports its step on stderr and then waits, so the kill lands mid-run.
+# Store._write sends every new step, whether the loop commits through Store.commit or
+# through its steady-state entry (Store._commit_next).
 SLOW = """
 import sys, time
 from agentckpt import Store
-_commit = Store.commit
-def _slow_commit(self, *args, **kwargs):
-    info = _commit(self, *args, **kwargs)
+_write = Store._write
+def _slow_write(self, *args, **kwargs):
+    info = _write(self, *args, **kwargs)
     print(f"COMMITTED {info.step}", file=sys.stderr, flush=True)
     time.sleep(0.05)
     return info
-Store.commit = _slow_commit
+Store._write = _slow_write
 """
 
 

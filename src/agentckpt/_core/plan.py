@@ -7,7 +7,6 @@ snapshots, deltas, chains and checksums is the same for every backend, sync and 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from itertools import compress
 from operator import is_, ne, truth
 from typing import Any, NamedTuple
@@ -152,10 +151,10 @@ def _dumps(value: Any) -> bytes:
     return orjson.dumps(value, None, ORJSON_STRICT)
 
 
-@dataclass(frozen=True, slots=True)
-class _Delta:
+class _Delta(NamedTuple):
     """A delta and the new state's encoding: ``full``, or None when ``members`` builds it
-    (only a snapshot needs those bytes; their size is known without them).
+    (only a snapshot needs those bytes; their size is known without them). A named
+    tuple: one is built per commit (see :class:`Plan`).
 
     ``patch`` holds the ops still to validate; ``raw``, when set, is the encoding of the
     whole delta, which then also holds ops built from checked bytes (see
@@ -184,6 +183,7 @@ def _member_delta(
     prefix_hint: tuple[str, int] | None,
     limits: Limits = DEFAULT_LIMITS,
     changed: Sequence[int] | None = None,
+    encoded: Sequence[bytes] | None = None,
 ) -> _Delta | None:
     """The delta of an object state whose keys are its base's, in the same order, that
     encodes, diffs and hashes only the members that changed.
@@ -210,6 +210,10 @@ def _member_delta(
     such a member would keep the base's value instead of being refused. (An IntEnum or
     StrEnum member is ``==`` its value too: one where the base holds that value is
     taken for it, hint or not, and the base's value is stored.)
+    ``encoded``, with ``changed`` only: the strict encodings (``ORJSON_STRICT``) of the
+    members ``changed`` flags, in order, which the caller made from these very values
+    (the run loop, for its own scans): they are not encoded again. Ignored unless the
+    hint is taken and there is one a flagged member.
     Returns None when this does not apply; the general path then decides (and names
     errors).
     """
@@ -219,7 +223,7 @@ def _member_delta(
     keys = members.keys
     if len(state) != len(keys) or list(state) != keys or list(base) != keys:
         return None
-    hinted = _hinted(base, members, state, prefix_hint)
+    hinted = None if prefix_hint is None else _hinted(base, members, state, prefix_hint)
     values = list(state.values())
     olds = list(base.values())
     count = len(values)
@@ -227,6 +231,7 @@ def _member_delta(
         differs = _flags(changed, count)
         if differs is None:
             differs = bytes(map(truth, map(ne, values, olds)))
+            encoded = None
         # An unchanged str, number, bool or None that is the base's very object has the
         # base's encoding: only the other unchanged members need the strict check. (The
         # new head keeps the caller's scalars, below, and the run loop's copy of a state
@@ -238,12 +243,16 @@ def _member_delta(
     checked = _unchecked(differs, identical, members.nested)
     if hinted is not None:
         differs, checked = _cleared(differs, hinted), _cleared(checked, hinted)
+        encoded = None
+    if encoded is not None and len(encoded) != differs.count(1):
+        encoded = None
+    given = None if encoded is None else iter(encoded)
     try:
         same_bytes = _dumps(list(compress(values, checked)))
     except (TypeError, ValueError, RecursionError):
         return None  # big integers, deep nesting, values that are not JSON
-    encoded = members.values
-    if same_bytes != b"[" + b",".join(compress(encoded, checked)) + b"]":
+    old_values = members.values
+    if same_bytes != b"[" + b",".join(compress(old_values, checked)) + b"]":
         return None  # equal by ==, not the same: the general path diffs them strictly
     patch: Patch = []
     changes: dict[int, tuple[bytes, Hasher | None]] = {}
@@ -259,7 +268,8 @@ def _member_delta(
             )
         for index in compress(range(count), differs):
             before, after = olds[index], values[index]
-            new, old = _dumps(after), encoded[index]
+            new = _dumps(after) if given is None else next(given)
+            old = old_values[index]
             if new == old:
                 return None  # encodes like the old value, yet differs (NaN as null, ...)
             pointer = "/" + escape_key(keys[index])
@@ -388,7 +398,11 @@ def _replace_op(
         len(encoded) > _REPLACE_BYTES
         or len(encoded) * _REPLACE_SHARE > state_size
         or (type(value) is not dict and type(value) is not list)
-        or not valid_container(value, limits.max_depth - 1)
+        # The check at C speed from the encoding at hand; the walk when it cannot tell.
+        or (
+            exact_encoding(value, limits.max_depth - 1, encoded) is None
+            and not valid_container(value, limits.max_depth - 1)
+        )
     ):
         return None  # the general check names what is wrong, with its path and limit
     return b'{"op":"replace","path":' + _dumps(pointer) + b',"value":' + encoded + b"}"
@@ -502,13 +516,15 @@ def plan_commit(
     limits: Limits = DEFAULT_LIMITS,
     prefix_hint: tuple[str, int] | None = None,
     changed: Sequence[int] | None = None,
+    encoded: Sequence[bytes] | None = None,
 ) -> Plan:
     """Decide kind, payload and guard of a commit of ``state`` as ``step``.
 
     ``step`` is either after the head (a new step) or the head itself when the head is
     open (an overwrite). The caller has checked which. ``prefix_hint``: see
     :meth:`agentckpt.AsyncStore.commit`; ``changed``: which members differ from the
-    base, when the caller knows (checked, see :func:`_member_delta`).
+    base, when the caller knows (checked, see :func:`_member_delta`), and ``encoded``
+    the flagged members' strict encodings, when it has them (see the same).
     """
     overwrite = head.step is not None and step == head.step
     if overwrite:
@@ -519,7 +535,7 @@ def plan_commit(
         chain_before = head.chain_bytes - head.delta_bytes
         write_version = head.version + 1
         seal_step = None
-        changed = None  # said of the head, not of its parent, this commit's base
+        changed = encoded = None  # said of the head, not of its parent, this commit's base
     else:
         base_step, base_state = head.step, head.state
         base_members = head.members
@@ -538,8 +554,8 @@ def plan_commit(
     if base_step is not None:
         # Also for a snapshot forced by an open snapshot head: the delta against its
         # parent validates only what changed, and gives the members.
-        fast = _member_delta(base_state, base_members, state, prefix_hint, limits, changed)
-        if fast is not None:
+        fast = _member_delta(base_state, base_members, state, prefix_hint, limits, changed, encoded)
+        if fast is not None and fast.patch:
             validate_patch(fast.patch, state, limits)
     if forced_snapshot and fast is not None:
         _check_size(fast.size, limits)

@@ -52,11 +52,14 @@ class AsyncArtifacts:
         return self._io.uri_for(self.run_id, digest)
 
     def prepare(
-        self, state: Any, changed: list[Any] | None = None
+        self,
+        state: Any,
+        changed: list[Any] | None = None,
+        encodings: list[bytes] | None = None,
     ) -> tuple[Any, list[PendingBlob]]:
         """The state to commit (large values replaced by references) and its new blobs;
-        ``changed``: see :func:`~agentckpt.runs.offload.offload`."""
-        return offload(state, self.policy, self.uri_for, changed=changed)
+        ``changed`` and ``encodings``: see :func:`~agentckpt.runs.offload.offload`."""
+        return offload(state, self.policy, self.uri_for, changed=changed, encodings=encodings)
 
     async def persist(self, pending: Iterable[PendingBlob], known: set[str]) -> list[BlobRow]:
         """Make the pending blobs durable; rows to commit with the step (database store).

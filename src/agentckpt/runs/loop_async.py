@@ -46,7 +46,14 @@ from agentckpt.runs.effects_async import AsyncEffects
 from agentckpt.runs.lease_terms import Lease, default_owner
 from agentckpt.runs.leases_async import AsyncHeartbeat, AsyncLeases
 from agentckpt.runs.names import named_owner, run_id_for
-from agentckpt.runs.offload import OffloadPolicy, changed_members, may_hold_refs, ref_uris
+from agentckpt.runs.offload import (
+    OffloadPolicy,
+    changed_members,
+    encodings_hold_refs,
+    encodings_of,
+    may_hold_refs,
+    ref_uris,
+)
 from agentckpt.runs.results import Finish, RunResult
 from agentckpt.runs.retry import RetryPolicy
 from agentckpt.store.store_async import AsyncStore, RunId, as_run_id
@@ -495,32 +502,50 @@ class AsyncAgentRun:
     async def _commit(self, number: int, state: Any, failures: int, given: Any) -> StepInfo:
         """Commit the state a step returned (``given``: the object the step was given)."""
         # Before the artifacts: an offloaded value is stored redacted too.
-        state, redacted = redact(state, self.redactors)
+        state, redacted = redact(state, self.redactors) if self.redactors else (state, ())
         # The members that differ from the last committed state (itself offloaded): the
         # only ones the offload and reference scans need to look at, and the store's plan
         # takes them as its own comparison of the members (it checks the rest exactly).
         # Compared with the store's own head, which no step can have changed (the step's
         # state may be the loop's previous one, lent); else with the previous state.
-        base = None if self._step is None else self.store._base_state(self.run_id, self._step)
+        head = None if self._step is None else self.store._run_head(self.run_id, self._step)
+        base = None if head is None else head.state
         if base is None and not self._lent:
             base = self._state
         differs = changed_members(state, base)
         changed = None if differs is None else list(compress(state.values(), differs))
-        stored, pending = self._artifacts.prepare(state, changed)
-        rows = await self._artifacts.persist(pending, self._known)
+        # One strict encoding of each changed member: the offload check, the reference
+        # scan and the plan each made their own.
+        encodings = None if changed is None else encodings_of(changed)
+        stored, pending = self._artifacts.prepare(state, changed, encodings)
         epoch = self.lease.epoch
         try:
-            info = await self.store.commit(
-                self.run_id,
-                stored,
-                step=number,
-                expected_head=self._step,
-                epoch=epoch,
-                blobs=rows,
-                policy=self.policy,
-                metadata=record_metadata(number, redacted) or None,
-                _changed=differs,
-            )
+            if head is not None and differs is not None and stored is state and not redacted:
+                # The steady state: the step after the store's cached head, nothing to
+                # offload or record. The encodings are of these very values (nothing
+                # was offloaded, so ``stored`` is ``state``, and no await came between).
+                info = await self.store._commit_next(
+                    head,
+                    self.run_id,
+                    stored,
+                    epoch=epoch,
+                    policy=self.policy,
+                    changed=differs,
+                    encoded=encodings,
+                )
+            else:
+                rows = await self._artifacts.persist(pending, self._known) if pending else []
+                info = await self.store.commit(
+                    self.run_id,
+                    stored,
+                    step=number,
+                    expected_head=self._step,
+                    epoch=epoch,
+                    blobs=rows,
+                    policy=self.policy,
+                    metadata=record_metadata(number, redacted) or None,
+                    _changed=differs,
+                )
         except ConflictError as exc:
             # A stale owner may trip over the moved head before the epoch check: report
             # what really happened, a takeover, whichever check refused the write.
@@ -542,7 +567,12 @@ class AsyncAgentRun:
         self._step, self._state = number, stored
         # The step returned the object it was given, as stored: the loop's own.
         self._owned, self._lent = given is not None and stored is given, False
-        if changed is None or pending or self._known or may_hold_refs(changed):
+        if (
+            changed is None
+            or pending
+            or self._known
+            or (encodings_hold_refs(encodings) if encodings is not None else may_hold_refs(changed))
+        ):
             self._known = ref_uris(stored)
         # else: the last state referenced no blob and the changed members add none
         if info.kind == "snapshot" and self.policy.prune:
@@ -550,11 +580,17 @@ class AsyncAgentRun:
                 await self._effects.prune(self.run_id, number)
             except AgentckptError as exc:  # committed already; old effects are only garbage
                 log.warning("run %s: could not prune old effects: %s", self.run_id, exc)
-        self._emit(
-            "step.committed",
-            {"parent_step": parent, "kind": info.kind, "attempt": failures + 1, "state": stored},
-            step=number,
-        )
+        if self._audit is not None:  # the event's record is built only for an audit log
+            self._emit(
+                "step.committed",
+                {
+                    "parent_step": parent,
+                    "kind": info.kind,
+                    "attempt": failures + 1,
+                    "state": stored,
+                },
+                step=number,
+            )
         return info
 
     async def _ride_out(self, number: int, since: float, retries: int, exc: Exception) -> None:

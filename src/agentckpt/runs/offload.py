@@ -32,6 +32,7 @@ from typing import Any
 import orjson
 
 from agentckpt._core.blobs import BLOB_KEY, BlobRef, compress, digest_of, is_ref
+from agentckpt._core.codec import ORJSON_STRICT
 from agentckpt.errors import ConfigurationError, InvalidValueError
 
 __all__ = [
@@ -41,6 +42,8 @@ __all__ = [
     "blob_type",
     "changed_members",
     "changed_values",
+    "encodings_hold_refs",
+    "encodings_of",
     "may_hold_refs",
     "offload",
     "ref_digests",
@@ -182,12 +185,36 @@ def may_hold_refs(values: list[Any]) -> bool:
     return False
 
 
+def encodings_of(values: list[Any]) -> list[bytes] | None:
+    """The strict encodings of ``values`` (the codec's ``ORJSON_STRICT``: what the
+    store's plan encodes a member with), at C speed; None when one does not encode so
+    (bytes, an Artifact, an integer beyond 64 bits, ...).
+
+    One encoding a value serves the offload's check (:func:`offload`'s ``encodings``),
+    the reference scan (:func:`encodings_hold_refs`) and the plan, which each made their
+    own before.
+    """
+    count = len(values)
+    try:
+        return list(map(orjson.dumps, values, repeat(None, count), repeat(ORJSON_STRICT, count)))
+    except TypeError:
+        return None
+
+
+def encodings_hold_refs(encodings: list[bytes]) -> bool:
+    """:func:`may_hold_refs` of the values encoded as ``encodings`` (from
+    :func:`encodings_of`). Joined by a NUL byte, which no JSON encoding holds, so no
+    match spans two of them."""
+    return _REF_KEY in b"\0".join(encodings)
+
+
 def offload(
     state: Any,
     policy: OffloadPolicy,
     uri_for: Callable[[str], str],
     *,
     changed: list[Any] | None = None,
+    encodings: list[bytes] | None = None,
 ) -> tuple[Any, list[PendingBlob]]:
     """Return ``(state to commit, blobs to store first)``.
 
@@ -200,10 +227,15 @@ def offload(
     the members that hold long strings or binary values. ``changed`` (from
     :func:`changed_values`) lists the only members that may hold any, the others being
     equal to the members of a state this function already returned: only those are
-    looked at, so a step costs what it changed.
+    looked at, so a step costs what it changed. ``encodings``, with ``changed`` only:
+    their strict encodings (:func:`encodings_of`), so they are not encoded again.
     """
     threshold = policy.threshold
-    if changed is not None and _values_plain(changed, threshold):
+    if changed is not None and encodings is not None:
+        # What _values_plain finds, from the encodings at hand.
+        if not encodings or max(map(len, encodings)) <= threshold + 2:
+            return state, []
+    elif changed is not None and _values_plain(changed, threshold):
         return state, []
     if changed is None and _all_members_plain(state, threshold):
         return state, []

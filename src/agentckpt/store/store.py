@@ -26,6 +26,7 @@ from agentckpt._core.metadata import decode_metadata
 from agentckpt._core.plan import (
     EMPTY_HEAD,
     Head,
+    Plan,
     checksum_matches,
     hand_over,
     plan_commit,
@@ -601,9 +602,6 @@ class Store:
         ):
             return self._recommit(rid, target, state, in_flight)
 
-        # Stored with the step: when a guard refuses, it tells this write's own retry
-        # from another writer's commit of the same state.
-        token = new_token()
         plan = plan_commit(
             rid,
             head,
@@ -615,6 +613,113 @@ class Store:
             prefix_hint=unchanged_prefix,
             changed=changed,
         )
+        return self._write(
+            rid,
+            head,
+            plan,
+            state,
+            step=step,
+            expected_head=expected_head,
+            epoch=epoch,
+            metadata=metadata,
+            blobs=blobs,
+            history=history,
+            in_flight=in_flight,
+        )
+
+    def _commit_next(
+        self,
+        head: Head,
+        rid: UUID,
+        state: Any,
+        *,
+        epoch: int,
+        policy: SnapshotPolicy,
+        changed: bytes,
+        encoded: Sequence[bytes] | None,
+    ) -> StepInfo:
+        """Internal (the run loop's steady state): commit ``state`` as the step after
+        ``head``, the run's cached sealed head that :meth:`_run_head` gave, fenced by
+        ``epoch`` and guarded by that head, as ``commit(rid, state, step=head.step + 1,
+        expected_head=head.step, epoch=epoch, policy=policy, _changed=changed)`` does.
+
+        The loop's own numbers need no checks (the step and head come from this store,
+        the epoch from the lease's row), and the head was looked up once, by the loop;
+        if the cache holds another head by now, or a commit of the run is of unknown
+        outcome, it is that general commit. ``encoded``: the strict encodings of the
+        members ``changed`` flags, in order, made from these very values by the loop
+        (see :func:`~agentckpt._core.plan.plan_commit`). Refusals and errors are the
+        general commit's: the same :meth:`_write`.
+        """
+        step = head.step
+        assert step is not None
+        with self.telemetry.commit(self._db, rid, step + 1) as probe:
+            with self._heads_lock:
+                current = self._heads.get(rid)
+            if current is head and rid not in self._in_flight:
+                plan = plan_commit(
+                    rid,
+                    head,
+                    state,
+                    step=step + 1,
+                    keep_open=False,
+                    policy=policy,
+                    limits=self.limits,
+                    changed=changed,
+                    encoded=encoded,
+                )
+                info = self._write(
+                    rid,
+                    head,
+                    plan,
+                    state,
+                    step=step + 1,
+                    expected_head=step,
+                    epoch=epoch,
+                    metadata=None,
+                    blobs=(),
+                    history=(),
+                    in_flight=None,
+                )
+            else:
+                info = self._commit(
+                    rid,
+                    state,
+                    step=step + 1,
+                    keep_open=False,
+                    expected_head=step,
+                    epoch=epoch,
+                    metadata=None,
+                    blobs=(),
+                    history=(),
+                    policy=policy,
+                    unchanged_prefix=None,
+                    changed=changed,
+                )
+            probe.done(info.step, info.kind, info.stored_bytes)
+        return info
+
+    def _write(
+        self,
+        rid: UUID,
+        head: Head,
+        plan: Plan,
+        state: Any,
+        *,
+        step: int | None,
+        expected_head: int | EllipsisType | None,
+        epoch: int | None,
+        metadata: dict[str, Any] | None,
+        blobs: Sequence[BlobRow],
+        history: Sequence[HistoryRow],
+        in_flight: _InFlight | None,
+    ) -> StepInfo:
+        """Send the write of ``plan`` (against ``head``), then its outcome: the step, or
+        the refusal that says why (a retry that landed is the step)."""
+        target = plan.step
+        # Stored with the step: when a guard refuses, it tells this write's own retry
+        # from another writer's commit of the same state.
+        token = new_token()
         # Unsealed, the payload is packed where the backend sends it (SQLite: on its
         # worker thread, beside the event loop); sealed, here, before it is encrypted.
         stored = self.sealing.seal_payload(STEP, plan.stored)
@@ -797,21 +902,27 @@ class Store:
         self._remember(rid, head)
         return head
 
-    def _base_state(self, rid: UUID, step: int) -> Any:
-        """Internal (the run loop's): the state of the run's cached head when that is the
-        sealed step ``step``, else None; no I/O.
+    def _run_head(self, rid: UUID, step: int) -> Head | None:
+        """Internal (the run loop's): the run's cached head when that is the sealed step
+        ``step``, else None; no I/O.
 
-        It is the base the next commit's plan compares with, owned by the store (the
-        plan never shares its containers with a caller): read it, never mutate it or
-        hand it out. A member the caller's state holds ``==`` to it is unchanged by the
-        plan's own comparison, so flags found against it are a ``_changed`` hint that
-        flags every member differing by ``==``.
+        Its state is the base the next commit's plan compares with, owned by the store
+        (the plan never shares its containers with a caller): read it, never mutate it
+        or hand it out. A member the caller's state holds ``==`` to it is unchanged by
+        the plan's own comparison, so flags found against it are a ``_changed`` hint
+        that flags every member differing by ``==``; :meth:`_commit_next` commits the
+        step after it.
         """
         with self._heads_lock:
             cached = self._heads.get(rid)
         if cached is None or cached.step != step or cached.is_open:
             return None
-        return self._ready(rid, cached).state
+        return self._ready(rid, cached)
+
+    def _base_state(self, rid: UUID, step: int) -> Any:
+        """Internal: the state of :meth:`_run_head`, else None; no I/O."""
+        head = self._run_head(rid, step)
+        return None if head is None else head.state
 
     def _ready(self, rid: UUID, cached: Head) -> Head:
         """A cached head with its state, decoded now if a resume handed it over."""

@@ -27,6 +27,7 @@ from agentckpt._core.delta import apply
 from agentckpt._core.plan import EMPTY_HEAD, Head, Plan, plan_commit, rebuild
 from agentckpt._core.policy import SnapshotPolicy
 from agentckpt.errors import CorruptDataError, InvalidValueError
+from agentckpt.runs.offload import encodings_of
 from tests.unit.core import strategies
 from tests.unit.core.test_delta import LOOKALIKES, PROPERTY, SPECIAL_TEXT, edited
 
@@ -427,6 +428,52 @@ def test_any_changed_members_hint_stores_what_the_plan_without_it_stores(
     assert hinted.checksum == plain.checksum
     assert same(hinted.head.state, plain.head.state)
     assert hinted.state_bytes == plain.state_bytes
+
+
+@PROPERTY
+@given(st.data())
+def test_the_flagged_members_encodings_store_what_the_plan_without_them_stores(
+    data: st.DataObject,
+) -> None:
+    """The run loop hands the plan its strict encodings of the members its hint flags
+    (made for its own scans), which the plan then does not encode again: with any hint,
+    right or wrong, the plan stores exactly the new state, with the checksum, head and
+    bytes the plan without hint or encodings gives."""
+    old = data.draw(objects)
+    new = data.draw(edited(old))
+    first = commit(EMPTY_HEAD, old)
+    if type(new) is not dict or list(new) != list(old):
+        return
+    right = [a != b for a, b in zip(new.values(), old.values(), strict=True)]
+    hint = data.draw(
+        st.one_of(st.just(right), st.lists(st.booleans(), min_size=len(new), max_size=len(new)))
+    )
+    flagged = [value for value, flag in zip(new.values(), hint, strict=True) if flag]
+    encodings = encodings_of(flagged)
+    plain = commit(first.head, new)
+    given_bytes = commit(first.head, new, changed=hint, encoded=encodings)
+    check(given_bytes, old, new)
+    assert given_bytes.checksum == plain.checksum
+    assert same(given_bytes.head.state, plain.head.state)
+    assert given_bytes.state_bytes == plain.state_bytes
+    assert document(given_bytes) == document(plain)
+
+
+def test_encodings_that_are_not_one_a_flagged_member_are_ignored() -> None:
+    """Encodings of another count than the flagged members (or with a hint the plan
+    drops) are not used: the plan encodes the members itself."""
+    old = {"a": [1, 2], "b": "x", "c": 1}
+    new = {"a": [1, 3], "b": "y", "c": 1}
+    first = commit(EMPTY_HEAD, old)
+    plain = commit(first.head, new)
+    for hint, encodings in (
+        ([True, True, False], [b'"y"']),
+        ([True, True, False], [b"[1,3]", b'"y"', b"1"]),
+        ([2, 1, 0], [b'"z"', b"[9]"]),
+    ):
+        planned = commit(first.head, new, changed=hint, encoded=encodings)
+        check(planned, old, new)
+        assert document(planned) == document(plain)
 
 
 def test_a_hint_of_ints_that_are_not_booleans_is_ignored() -> None:
