@@ -252,6 +252,33 @@ def test_append_delta_is_small(make_store: Any) -> None:
     assert dump(store.latest(run.run_id).state) == dump(conversation(150))
 
 
+def test_a_list_nested_in_a_member_grows_and_is_edited_in_place(make_store: Any) -> None:
+    # LangGraph's layout: the messages two levels down, in a member large enough that a
+    # change is hashed from where the last one ended. The caller mutates the message
+    # dicts it handed over before; every step must read back as it was committed.
+    store = make_store(policy=SnapshotPolicy(interval=7, prune=False))
+    run = store.create_run()
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": f"message {i} " * 40, "n": i} for i in range(60)
+    ]
+    committed = []
+    for step in range(1, 41):
+        messages.append({"role": "assistant", "content": f"reply {step}", "n": step})
+        if step % 5 == 0:
+            messages[step]["n"] = float(messages[step]["n"])  # == holds, the state differs
+        if step % 7 == 0:
+            messages[-2]["content"] += " edited"
+        if step % 11 == 0:
+            messages[3] = {"n": messages[3]["n"], **messages[3]}  # the same keys reordered
+        state = {"id": f"c{step}", "values": {"messages": messages, "steps": 25 - step % 3}}
+        store.commit(run.run_id, state)
+        committed.append(dump(state))
+    fresh = make_store()
+    assert dump(fresh.latest(run.run_id).state) == committed[-1]
+    for step, expected in enumerate(committed, start=1):
+        assert dump(fresh.state_at(run.run_id, step).state) == expected
+
+
 def test_prune_keeps_rows_bounded(make_store: Any, url: str) -> None:
     store = make_store(policy=PRUNING)
     run = store.create_run()

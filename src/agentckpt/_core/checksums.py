@@ -11,7 +11,10 @@ The tag keeps the two apart: a v1 input is a JSON document, which never starts w
 :class:`Members` keeps what a commit needs of each member of the last committed state:
 its encoding (the bytes a snapshot joins, and the one a new value is compared with), its
 digest, and for an array the hash state of its encoding without the closing bracket, so
-appending items to it re-hashes only the items.
+appending items to it re-hashes only the items. A member that is not an array and has
+changed keeps a hash state of its encoding up to where its last change ended (a
+:class:`Mark`), so the next change after that point (a message appended to a list
+nested in it) re-hashes only what follows.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import orjson
 
 from agentckpt._core.codec import ORJSON_STRICT, encode_fast, encode_trusted
 
-__all__ = ["Members", "checksum_of", "checksum_v1", "matches"]
+__all__ = ["Mark", "Members", "checksum_of", "checksum_v1", "matches"]
 
 _V2_TAG = b"agentckpt/checksum/v2\n"
 
@@ -63,6 +66,65 @@ def _digest(data: bytes) -> bytes:
     return digest
 
 
+class Mark(NamedTuple):
+    """The sha256 state of a member encoding's first ``offset`` bytes."""
+
+    hasher: Hasher
+    offset: int
+
+
+# Objects whose encoding is shorter than this are hashed whole when they change: a mark
+# would cost more than it saves (and a hash state's memory in every cached head).
+_MARK_BYTES = 8192
+
+# Where a changed member's change ends is found from the end of its two encodings: the
+# common tail is looked for up to this many bytes (what follows a nested list, about),
+# past which the mark is put this far before the end, still correct, possibly useless.
+_MAX_TAIL = 1 << 16
+
+
+def _common_tail(old: bytes, new: bytes) -> int:
+    """A lower bound, at most ``_MAX_TAIL``, of the length of the common end of ``old``
+    and ``new``, and exact below that; each probe a memcmp from the end."""
+    limit = min(len(old), len(new), _MAX_TAIL)
+    good, probe = 0, 16
+    while probe <= limit and new.endswith(memoryview(old)[len(old) - probe :]):
+        good, probe = probe, 2 * probe
+    bad = min(probe, limit + 1)
+    while bad - good > 1:
+        middle = (good + bad) // 2
+        if new.endswith(memoryview(old)[len(old) - middle :]):
+            good = middle
+        else:
+            bad = middle
+    return good
+
+
+def _marked_digest(old: bytes, mark: Mark | None, new: bytes) -> tuple[bytes, Mark]:
+    """sha256 of ``new``, a member's encoding that replaces ``old``, and the new mark.
+
+    ``mark`` hashes ``old[:mark.offset]``; when ``new`` starts with those very bytes,
+    hashing starts from it. The new mark is where the change ends: before the bytes
+    ``old`` and ``new`` end with (after a message appended to a nested list, the list's
+    closing bracket and what follows it), where the next such change starts again.
+    """
+    start, hasher = 0, None
+    if (
+        mark is not None
+        and mark.offset <= len(new)
+        and new.startswith(memoryview(old)[: mark.offset])
+    ):
+        start, hasher = mark.offset, mark.hasher.copy()
+    if hasher is None:
+        hasher = _sha256()
+    cut = max(len(new) - _common_tail(old, new), start)
+    view = memoryview(new)
+    _feed(hasher, view[start:cut])
+    final = hasher.copy()
+    _feed(final, view[cut:])
+    return final.digest(), Mark(hasher, cut)
+
+
 def _digests(value: bytes) -> tuple[bytes, Hasher | None]:
     """sha256 of an encoded value and, for an array, the hash of all but its ``]``."""
     if value[:1] == b"[":
@@ -79,11 +141,13 @@ class Members(NamedTuple):
     and ``nested``: one byte a member, 1 when its value is an object or an array (its
     encoding opens with ``{`` or ``[``), else 0, so a commit tells the members it may
     share (immutable scalars) from those it must keep its own copies of without a pass
-    over the values' types.
+    over the values' types; ``marks``: for a member that is not an array and has changed
+    since the members were computed whole, the :class:`Mark` of its encoding, else None.
 
     Shared by heads and never changed: :meth:`replaced` returns a new one. A prefix hash
-    is copied before it is fed. A named tuple: one is built per commit, and a tuple is
-    cheaper to build than a frozen dataclass (one ``object.__setattr__`` a field).
+    or a mark's hash is copied before it is fed. A named tuple: one is built per commit,
+    and a tuple is cheaper to build than a frozen dataclass (one ``object.__setattr__`` a
+    field).
     """
 
     keys: list[str]
@@ -94,6 +158,7 @@ class Members(NamedTuple):
     checksum: bytes
     length: int  # of encoding(), kept up to date by replaced() instead of summed again
     nested: bytes
+    marks: list[Mark | None] | None = None  # None: no member has a mark
 
     @classmethod
     def of(cls, state: dict[str, Any]) -> Members:
@@ -156,22 +221,34 @@ class Members(NamedTuple):
         parts = self.parts.copy()
         prefixes = self.prefixes.copy()
         nested = bytearray(self.nested)
+        marks = self.marks
+        copied = False  # marks is still self.marks (or None), not this one's own list
         length = self.length
         for index, (value, prefix) in changes.items():
-            length += len(value) - len(self.values[index])
+            old = self.values[index]
+            length += len(value) - len(old)
             nested[index] = value[0] in _OPENERS
+            mark: Mark | None = None
             if prefix is not None:
                 # Items appended to an array: hash only what follows the old prefix.
                 fed = prefix.copy()
-                _feed(fed, memoryview(value)[len(self.values[index]) - 1 : -1])
+                _feed(fed, memoryview(value)[len(old) - 1 : -1])
                 final = fed.copy()
                 final.update(b"]")
                 digest, prefix = final.digest(), fed
+            elif len(value) >= _MARK_BYTES and value[0] == 0x7B and old[0] == 0x7B:  # "{"
+                digest, mark = _marked_digest(old, None if marks is None else marks[index], value)
             else:
                 digest, prefix = _digests(value)
             values[index] = value
             parts[index] = self.key_colons[index] + digest
             prefixes[index] = prefix
+            if mark is not None or (marks is not None and marks[index] is not None):
+                if not copied:
+                    marks = marks.copy() if marks is not None else [None] * len(values)
+                    copied = True
+                assert marks is not None
+                marks[index] = mark
         return Members(
             self.keys,
             self.key_colons,
@@ -181,6 +258,7 @@ class Members(NamedTuple):
             _combine(parts),
             length,
             bytes(nested),
+            marks,
         )
 
     def encoding(self) -> bytes:

