@@ -16,11 +16,11 @@ from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
-from agentckpt._core.codec import decode, encode_trusted
-from agentckpt._core.compression import pack, unpack
+from agentckpt._core.codec import encode_trusted
+from agentckpt._core.compression import pack
+from agentckpt._core.segments import stitch
 from agentckpt._core.writes import HistoryRow
 from agentckpt.conversation.model import ArchiveInfo
-from agentckpt.errors import CorruptDataError
 
 __all__ = ["choose_cut", "segment_row", "stitch_segments"]
 
@@ -61,36 +61,8 @@ def segment_row(seq: int, messages: list[dict[str, Any]]) -> HistoryRow:
 def stitch_segments(
     conversation_id: UUID, archive: ArchiveInfo | None, rows: Sequence[dict[str, Any]]
 ) -> list[Any]:
-    """The archived messages (JSON) from the ``history`` rows of a conversation, in order.
-
-    Only segments ``0 .. archive.segments-1`` count; they must all be there and hold
-    exactly ``archive.messages`` messages, else :class:`CorruptDataError`.
-    """
-    if archive is None or archive.segments == 0:
+    """The archived messages (JSON) from the ``history`` rows of a conversation, in order
+    (:func:`agentckpt._core.segments.stitch` with ``archive``'s counts; none without)."""
+    if archive is None:
         return []
-    wanted = sorted((r for r in rows if r["seq"] < archive.segments), key=lambda r: r["seq"])
-    seqs = [r["seq"] for r in wanted]
-    if seqs != list(range(archive.segments)):
-        raise CorruptDataError(
-            f"conversation {conversation_id}: history segments {seqs} found, "
-            f"0..{archive.segments - 1} expected"
-        )
-    out: list[Any] = []
-    for row in wanted:
-        where = f"conversation {conversation_id} history segment {row['seq']}"
-        raw = unpack(row["codec"], bytes(row["payload"]), where=where)
-        if len(raw) != row["raw_bytes"]:
-            raise CorruptDataError(f"{where}: {len(raw)} bytes, {row['raw_bytes']} recorded")
-        try:
-            items = decode(raw)
-        except CorruptDataError as exc:
-            raise CorruptDataError(f"{where}: {exc}") from exc
-        if type(items) is not list or len(items) != row["item_count"]:
-            raise CorruptDataError(f"{where}: does not hold {row['item_count']} messages")
-        out.extend(items)
-    if len(out) != archive.messages:
-        raise CorruptDataError(
-            f"conversation {conversation_id}: history holds {len(out)} messages, "
-            f"the state says {archive.messages}"
-        )
-    return out
+    return stitch(conversation_id, archive.segments, archive.messages, rows)

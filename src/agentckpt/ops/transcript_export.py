@@ -25,11 +25,10 @@ from uuid import UUID
 
 from agentckpt._core.blobs import is_ref
 from agentckpt._core.codec import decode
-from agentckpt.conversation import queries as conversation_queries
-from agentckpt.conversation.archive import stitch_segments
-from agentckpt.conversation.model import ArchiveInfo
+from agentckpt._core.segments import stitch
 from agentckpt.crypto.sealing import HISTORY
 from agentckpt.errors import CorruptDataError
+from agentckpt.ops import queries
 from agentckpt.ops.kinds import CONVERSATION, kind_of
 from agentckpt.ops.transcripts import Entry, chat_messages, transcript
 from agentckpt.store.store import Store
@@ -103,21 +102,22 @@ def export_transcripts(
 
 def _with_archive(store: Store, run_id: UUID, state: Any) -> Any:
     """A conversation state whose message list starts with its archived messages."""
-    doc = state.get("archive")
+    archive = state.get("archive")
     hot = state.get("conversation")
-    if doc is None or not isinstance(hot, list):
+    if not isinstance(archive, dict) or not isinstance(hot, list):
         return state
-    archive = ArchiveInfo.from_json(doc, path="/archive")
-    if archive.segments == 0:
+    segments, messages = archive.get("segments"), archive.get("messages")
+    if type(segments) is not int or type(messages) is not int or min(segments, messages) < 0:
+        raise CorruptDataError(
+            f"conversation {run_id}: /archive must hold segments and messages as "
+            f"integers >= 0, got {archive!r:.80}"
+        )
+    if segments == 0:
         return state
     rows = store.open_rows(
-        HISTORY,
-        store.backend.read(
-            conversation_queries.HISTORY, {"run_id": run_id, "segments": archive.segments}
-        ),
-        run_id=run_id,
+        HISTORY, store.backend.read(queries.EXPORT_HISTORY, {"run_id": run_id}), run_id=run_id
     )
-    return {**state, "conversation": stitch_segments(run_id, archive, rows) + hot}
+    return {**state, "conversation": stitch(run_id, segments, messages, rows) + hot}
 
 
 def _inlined(store: Store, run_id: UUID, entry: Entry) -> Entry:
