@@ -523,7 +523,7 @@ class AsyncAgentRun:
             if head is not None and differs is not None and stored is state and not redacted:
                 # The steady state: the step after the store's cached head, nothing to
                 # offload or record. The encodings are of these very values (nothing
-                # was offloaded, so ``stored`` is ``state``, and no await came between).
+                # was offloaded, so ``stored`` is ``state``, and nothing ran in between).
                 info = await self.store._commit_next(
                     head,
                     self.run_id,
