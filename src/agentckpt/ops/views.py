@@ -309,8 +309,10 @@ class RunCursor:
     run_id: UUID
 
     def to_text(self) -> str:
-        """``<updated_at ISO 8601>,<run id>``."""
-        return f"{self.updated_at.astimezone(UTC).isoformat()},{self.run_id}"
+        """``<updated_at ISO 8601, UTC, microseconds>,<run id>``, in the timestamp format
+        every listing prints (``...Z``)."""
+        moment = self.updated_at.astimezone(UTC).isoformat(timespec="microseconds")
+        return f"{moment.replace('+00:00', 'Z')},{self.run_id}"
 
     @classmethod
     def parse(cls, text: str) -> RunCursor:

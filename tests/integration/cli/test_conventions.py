@@ -31,6 +31,8 @@ def test_runs_list_pages_with_a_cursor_and_says_how_many_more(
     last = out.splitlines()[-1]
     match = re.fullmatch(r"4 more; use --after (\S+)", last)
     assert match, last
+    # The cursor's time is in the listing's one timestamp format, to the microsecond.
+    assert ISO_UTC.fullmatch(match[1].split(",")[0]), match[1]
     seen = [line.split()[0] for line in out.splitlines()[2:-1]]
     assert len(seen) == 3
     code, out, err = cli(
@@ -44,6 +46,12 @@ def test_runs_list_pages_with_a_cursor_and_says_how_many_more(
     page3 = out.split()
     assert err == ""
     assert {uuid.UUID(r) for r in seen + page2 + page3} == made
+    # A cursor printed by an earlier version (an offset, not Z) still reads the same page.
+    old = match[1].replace("Z,", "+00:00,")
+    code, out, _ = cli(
+        capsys, "--url", url, "runs", "list", "--ids", "--limit", "3", "--after", old
+    )
+    assert out.split() == page2
     # JSON carries the same cursor and the count of every matching run.
     code, out, _ = cli(capsys, "--url", url, "runs", "list", "--json", "--limit", "5")
     listing = json.loads(out)
