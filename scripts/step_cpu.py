@@ -5,7 +5,7 @@ Usage (from a worktree)::
     PYTHONPATH=src python scripts/step_cpu.py KEYS STEPS [--cpu] [--backend postgres]
 
 Runs ``STEPS`` steps of the long-run workload (``agentckpt.bench.longrun``, ``KEYS`` 30
-or 300, 1 to 3 keys replaced per step, the default store's snapshot cadence, no heartbeat) on a
+or 300, 1 to 3 keys replaced per step, a snapshot every 20 steps, no heartbeat) on a
 fresh SQLite file in ``/dev/shm`` (or a fresh PostgreSQL schema, dropped afterwards).
 The workload is generated for 1000 steps whatever ``STEPS`` is, so two runs of different
 lengths differ only by their steps: under ``valgrind --tool=callgrind``,
@@ -45,7 +45,9 @@ def main() -> None:
     else:
         url = f"{PG_DSN}?schema={schema}"
     store = Store.connect(url)
-    run = AgentRun(store, spec.run_id, initial_state=dict(spec.initial), heartbeat=False)
+    run = AgentRun(
+        store, spec.run_id, initial_state=dict(spec.initial), heartbeat=False, snapshot_interval=20
+    )
 
     def step(ctx: Any) -> Any:
         ctx.state.update(spec.steps[ctx.step - 1])

@@ -126,9 +126,6 @@ class AgentRun:
     after a crash takes its lease over at once. Each step's state is committed as a delta
     against the previous one, with a full snapshot every ``snapshot_interval`` steps
     that prunes the steps before it, so a run's rows stay bounded however long it runs.
-    Left out, the interval is 20 with the store's ``chain_share`` (the default store's:
-    a large state changed little is snapshotted less often, up to every 60 steps; see
-    :class:`SnapshotPolicy`); given, it is exact.
 
     While open, the worker holds the run's lease (renewed by a heartbeat); every commit
     is fenced by the lease epoch, so a worker whose lease was taken over writes nothing.
@@ -170,7 +167,7 @@ class AgentRun:
         config: dict[str, Any] | None = None,
         metadata: dict[str, Any] | None = None,
         initial_state: Any = _UNSET,
-        snapshot_interval: int | None = None,
+        snapshot_interval: int = 20,
         retry: RetryPolicy | None = None,
         offload: OffloadPolicy | None = None,
         blobs: BlobStore | None = None,
@@ -201,12 +198,7 @@ class AgentRun:
         # This run's snapshot cadence, passed with each commit: the run shares the
         # caller's store (and its view of the run's head) whatever its interval.
         try:
-            if snapshot_interval is None:
-                self.policy = replace(store.policy, interval=20, max_interval=None)
-            else:
-                self.policy = replace(
-                    store.policy, interval=snapshot_interval, max_interval=None, chain_share=0
-                )
+            self.policy = replace(store.policy, interval=snapshot_interval)
         except ValueError as exc:
             raise ConfigurationError(f"snapshot_{exc}") from None
         self.store = store

@@ -32,7 +32,7 @@ from agentckpt._core.plan import (
     ready,
     rebuild,
 )
-from agentckpt._core.policy import DEFAULT_POLICY, SnapshotPolicy
+from agentckpt._core.policy import SnapshotPolicy
 from agentckpt._core.versions import StateMigrations
 from agentckpt._core.writes import (
     BlobRow,
@@ -217,7 +217,7 @@ class AsyncStore:
         # Encryption at rest (agentckpt.crypto): seals values after compression and opens
         # them before decompression; does nothing when the store has no encryption.
         self.sealing = sealing or Sealing()
-        self.policy = policy or DEFAULT_POLICY
+        self.policy = policy or SnapshotPolicy()
         self.limits = limits
         # None: states are returned as stored. A store holding runs of several formats
         # (conversations, free-form runs) leaves upgrades to each front door.

@@ -38,6 +38,8 @@ from agentckpt.store.store_async import AsyncStore
 
 __all__ = ["Agentckpt", "AgentckptStoreCommits", "store_url"]
 
+SNAPSHOT_INTERVAL = 20
+
 
 def store_url(place: Place) -> str:
     """The agentckpt store URL of ``place``, with a pool the size of the baselines'."""
@@ -199,6 +201,7 @@ class AgentckptRun:
             spec.run_id,
             agent_id="long-run",
             initial_state=dict(spec.initial),
+            snapshot_interval=SNAPSHOT_INTERVAL,
         )
         async with agent_run:
             async for info in agent_run.steps(step, max_steps=len(spec.steps)):
