@@ -13,9 +13,11 @@ import re
 import shutil
 import sys
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, TextIO
 from uuid import UUID
+
+from agentckpt._core.timestamps import iso_utc
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d|w)\s*$")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -31,8 +33,7 @@ def parse_duration(text: str) -> float:
 
 def format_time(value: datetime, *, precise: bool = False) -> str:
     """``2026-12-01T13:57:23Z``: ISO 8601 in UTC (``precise``: with microseconds)."""
-    utc = value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
-    return utc.isoformat(timespec="microseconds" if precise else "seconds").replace("+00:00", "Z")
+    return iso_utc(value, precise=precise)
 
 
 def to_jsonable(value: Any) -> Any:

@@ -17,6 +17,7 @@ from uuid import UUID
 
 from agentckpt._core.metadata import decode_metadata
 from agentckpt._core.plan import replay
+from agentckpt._core.timestamps import iso_utc
 from agentckpt._core.writes import Row
 from agentckpt.crypto.sealing import STEP
 from agentckpt.errors import InvalidValueError, StoreError
@@ -311,8 +312,7 @@ class RunCursor:
     def to_text(self) -> str:
         """``<updated_at ISO 8601, UTC, microseconds>,<run id>``, in the timestamp format
         every listing prints (``...Z``)."""
-        moment = self.updated_at.astimezone(UTC).isoformat(timespec="microseconds")
-        return f"{moment.replace('+00:00', 'Z')},{self.run_id}"
+        return f"{iso_utc(self.updated_at, precise=True)},{self.run_id}"
 
     @classmethod
     def parse(cls, text: str) -> RunCursor:
