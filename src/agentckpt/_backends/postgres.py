@@ -340,8 +340,13 @@ class PostgresBackend:
         deadline: float = 15.0,
         tenant: str = DEFAULT_TENANT,
         layout: Layout = DEFAULT_LAYOUT,
+        pipeline: bool = True,
     ) -> None:
         self._pool = pool
+        # Off behind a transaction pooler (prepare_threshold=none): PgBouncer before 1.21
+        # can lose count of a pipeline's results and keep its one server connection
+        # "not ready", linked to this client, so every other client waits on it.
+        self._pipeline = pipeline and _PIPELINE
         self.tenant = check_tenant(tenant)
         self.schema = schema
         self._attempts = attempts
@@ -423,6 +428,7 @@ class PostgresBackend:
             deadline=options.deadline,
             tenant=options.tenant,
             layout=Layout(options.distribute, options.partitions),
+            pipeline=options.prepare_threshold is not None,
         )
 
     def _run(self, fn: Callable[[Conn], T], *, writing: bool, bounded: bool = True) -> T:
@@ -517,7 +523,7 @@ class PostgresBackend:
         if self._carries_tenant(conn):
             cur = conn.execute(sql, params, binary=binary, prepare=prepare)
             return cur.fetchall() if _has_rows(cur) else []
-        if _PIPELINE:
+        if self._pipeline:
             try:
                 # Leaving the block sends the one sync and reads every result.
                 with conn.pipeline():
