@@ -206,7 +206,14 @@ def test_an_async_commit_packs_its_payload_on_the_worker_thread(
         packed_on.append(threading.current_thread().name)
         return real_pack(raw)
 
+    real_pack_many = writes.pack_many
+
+    def recording_pack_many(raws: list[bytes]) -> list[tuple[str, bytes]]:
+        packed_on.append(threading.current_thread().name)
+        return real_pack_many(raws)
+
     monkeypatch.setattr(writes, "pack", recording_pack)
+    monkeypatch.setattr(writes, "pack_many", recording_pack_many)
     state = {"log": ["word " * 40 for _ in range(20)]}
 
     async def main() -> StepInfo:

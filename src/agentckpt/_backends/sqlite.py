@@ -16,7 +16,7 @@ import orjson
 from agentckpt._backends.base import Params
 from agentckpt._backends.options import SqliteOptions
 from agentckpt._backends.sql import Migration, load_migrations, load_queries, split_statements
-from agentckpt._core.writes import CommitOutcome, Committed, Refused, Row, StepWrite
+from agentckpt._core.writes import CommitOutcome, Committed, Payload, Refused, Row, StepWrite
 from agentckpt.errors import (
     InvalidValueError,
     MigrationError,
@@ -271,8 +271,7 @@ class SqliteBackend:
         """
         # Packed before the transaction: on the async backend's worker thread, beside the
         # event loop (zstd releases the GIL), and not while holding the write lock.
-        for write in writes:
-            write.stored.pack()
+        Payload.pack_all([write.stored for write in writes])
         if len(writes) == 1:
             return [self._locked(lambda conn: self._commit_alone(conn, writes[0]))]
         try:

@@ -38,6 +38,26 @@ def pack(raw: bytes, *, min_bytes: int = MIN_COMPRESS_BYTES) -> tuple[str, bytes
     return PLAIN, raw
 
 
+def pack_many(raws: list[bytes], *, min_bytes: int = MIN_COMPRESS_BYTES) -> list[tuple[str, bytes]]:
+    """:func:`pack` of each of ``raws``, with the same bytes, in one zstd call that
+    releases the GIL for the whole batch (frames identical to one-at-a-time ``compress``)."""
+    todo = [i for i, raw in enumerate(raws) if len(raw) >= min_bytes]
+    out: list[tuple[str, bytes]] = [(PLAIN, raw) for raw in raws]
+    if len(todo) < 2:
+        for i in todo:
+            out[i] = pack(raws[i], min_bytes=min_bytes)
+        return out
+    compressor: zstandard.ZstdCompressor | None = getattr(_local, "compressor", None)
+    if compressor is None:
+        compressor = _local.compressor = zstandard.ZstdCompressor(level=ZSTD_LEVEL)
+    frames = compressor.multi_compress_to_buffer([raws[i] for i in todo])
+    for n, i in enumerate(todo):
+        packed = frames[n].tobytes()
+        if len(packed) < len(raws[i]):
+            out[i] = (ZSTD, packed)
+    return out
+
+
 def unpack(codec: str, payload: bytes, *, where: str) -> bytes:
     """Inverse of :func:`pack`; ``where`` names the row in the error if it fails."""
     if codec == PLAIN:

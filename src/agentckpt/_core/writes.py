@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple
 from uuid import UUID
 
-from agentckpt._core.compression import pack
+from agentckpt._core.compression import pack, pack_many
 
 Row = dict[str, Any]
 
@@ -84,6 +85,18 @@ class Payload:
             stored = self._stored = pack(raw)
             self._raw = None
         return stored
+
+    @staticmethod
+    def pack_all(payloads: Sequence[Payload]) -> None:
+        """Pack every payload not packed yet, in one compression call (see
+        :func:`~agentckpt._core.compression.pack_many`); the same bytes as :meth:`pack`."""
+        todo = [p for p in payloads if p._stored is None and p._raw is not None]
+        if not todo:
+            return
+        raws = [p._raw for p in todo]
+        for p, stored in zip(todo, pack_many([r for r in raws if r is not None]), strict=True):
+            p._stored = stored
+            p._raw = None
 
     @property
     def codec(self) -> str:
