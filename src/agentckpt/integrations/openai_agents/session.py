@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
@@ -38,6 +39,7 @@ from agents.memory.session_settings import (
 
 from agentckpt._backends.factory import parse_url
 from agentckpt._core.codec import validate
+from agentckpt._core.contention import lost_race_pause
 from agentckpt._core.policy import SnapshotPolicy
 from agentckpt.errors import (
     ConfigurationError,
@@ -291,3 +293,4 @@ class AgentckptSession:
             except (StaleHeadError, RunNotFoundError):
                 if attempt >= _ATTEMPTS:
                     raise
+                time.sleep(lost_race_pause(attempt))
