@@ -386,8 +386,10 @@ class SqliteBackend:
 
         Inside the transaction, so its time (``:now``, the write's timestamps too) is read
         after any wait for the write lock, as ``strftime('now')`` in the statement would be.
+        It binds ``:tenant`` too, for the write's statements after it.
         """
         params["now"], params[_MOMENT] = _now()
+        params["tenant"] = self.tenant
         return cursor.execute(self._queries["commit_guard"], params).rowcount == 1
 
     def _write(

@@ -18,7 +18,10 @@ INSERT INTO schema_migrations (version, name) VALUES (:version, :name);
 -- Matches only if the head is the one the writer read and, when fenced, the epoch is
 -- current. The backend rolls back when it matches no row, so a refused commit writes nothing.
 -- :now is the clock's time in strftime('%Y-%m-%dT%H:%M:%f', 'now')'s text, read by the
--- backend inside the transaction (SQLite's clock is this process's).
+-- backend inside the transaction (SQLite's clock is this process's). :tenant is the
+-- connection's tenant, what agentckpt_tenant() answers, bound: a call of that function is
+-- a call into Python from inside the statement, which must take the GIL back first.
+-- (The commit's other statements below bind both too.)
 UPDATE runs SET
     head_step     = :step,
     head_version  = :write_version,
@@ -27,7 +30,7 @@ UPDATE runs SET
     chain_bytes   = :chain_bytes,
     heartbeat_at  = :now,
     updated_at    = :now
-WHERE run_id = :run_id AND tenant_id = agentckpt_tenant()
+WHERE run_id = :run_id AND tenant_id = :tenant
   AND head_step IS :expected_step
   AND head_version = :expected_version
   AND (:epoch IS NULL OR lease_epoch = :epoch);
@@ -43,7 +46,7 @@ INSERT INTO history (run_id, seq, step, item_count, codec, payload, raw_bytes, t
 VALUES (:run_id, :seq, :step, :item_count, :codec, :payload, :raw_bytes, agentckpt_tenant());
 
 -- name: seal_step
-UPDATE steps SET is_open = 0 WHERE run_id = :run_id AND tenant_id = agentckpt_tenant() AND step = :seal_step AND is_open;
+UPDATE steps SET is_open = 0 WHERE run_id = :run_id AND tenant_id = :tenant AND step = :seal_step AND is_open;
 
 -- name: insert_step
 -- A new step, the commit's usual case: no RETURNING (SQLite fills an ephemeral table for
@@ -53,7 +56,7 @@ INSERT INTO steps (run_id, step, parent_step, kind, is_open, codec, payload, sta
                    write_version, raw_bytes, state_bytes, checksum, write_token, tenant_id,
                    created_at, updated_at)
 VALUES (:run_id, :step, :parent_step, :kind, :is_open, :codec, :payload, :state_version,
-        :write_version, :raw_bytes, :state_bytes, :checksum, :write_token, agentckpt_tenant(),
+        :write_version, :raw_bytes, :state_bytes, :checksum, :write_token, :tenant,
         :now, :now);
 
 -- name: upsert_step
@@ -62,7 +65,7 @@ INSERT INTO steps (run_id, step, parent_step, kind, is_open, codec, payload, sta
                    write_version, raw_bytes, state_bytes, checksum, write_token, tenant_id,
                    created_at, updated_at)
 VALUES (:run_id, :step, :parent_step, :kind, :is_open, :codec, :payload, :state_version,
-        :write_version, :raw_bytes, :state_bytes, :checksum, :write_token, agentckpt_tenant(),
+        :write_version, :raw_bytes, :state_bytes, :checksum, :write_token, :tenant,
         :now, :now)
 ON CONFLICT (run_id, step) DO UPDATE SET
     parent_step = excluded.parent_step, kind = excluded.kind, is_open = excluded.is_open,
@@ -70,5 +73,5 @@ ON CONFLICT (run_id, step) DO UPDATE SET
     write_version = excluded.write_version, raw_bytes = excluded.raw_bytes,
     state_bytes = excluded.state_bytes, checksum = excluded.checksum,
     write_token = excluded.write_token, updated_at = :now
-WHERE steps.is_open AND steps.tenant_id = agentckpt_tenant()
+WHERE steps.is_open AND steps.tenant_id = :tenant
 RETURNING created_at, updated_at;
