@@ -235,3 +235,78 @@ def test_an_async_commit_packs_its_payload_on_the_worker_thread(
     finally:
         backend.close()
     assert (row[0], bytes(row[1])) == (codec, payload)
+
+
+def step_times(backend: SqliteBackend, run: uuid.UUID, step: int) -> tuple[str, str]:
+    row = backend._conn.execute(
+        "SELECT created_at, updated_at FROM steps WHERE run_id = ? AND step = ?", (str(run), step)
+    ).fetchone()
+    return row[0], row[1]
+
+
+def test_a_commit_answers_the_timestamps_it_stored_in_sqlite_s_format(
+    backend: SqliteBackend, sqlite_url: str
+) -> None:
+    """The bound time is the text ``strftime('%Y-%m-%dT%H:%M:%f', 'now')`` writes, read
+    inside the transaction, and the answer is that text's datetime, as a read gives it."""
+    run = new_run(backend, sqlite_url)
+    before = backend._conn.execute("SELECT strftime('%Y-%m-%dT%H:%M:%f', 'now')").fetchone()[0]
+    [outcome] = backend.commit_batch([step_write(run)])
+    after = backend._conn.execute("SELECT strftime('%Y-%m-%dT%H:%M:%f', 'now')").fetchone()[0]
+    assert isinstance(outcome, Committed)
+    created, updated = step_times(backend, run, 1)
+    assert before <= created == updated <= after
+    assert len(created) == len(before)
+    [row] = backend.read("list_steps", {"run_id": run})
+    assert (outcome.created_at, outcome.updated_at) == (row["created_at"], row["updated_at"])
+    assert outcome.created_at.tzinfo is not None
+    heartbeat = backend._conn.execute(
+        "SELECT heartbeat_at, updated_at FROM runs WHERE run_id = ?", (str(run),)
+    ).fetchone()
+    assert tuple(heartbeat) == (created, created)
+
+
+def test_a_rewritten_open_step_keeps_its_created_at(
+    backend: SqliteBackend, sqlite_url: str
+) -> None:
+    run = new_run(backend, sqlite_url)
+    [first] = backend.commit_batch([step_write(run)._replace(is_open=True)])
+    assert isinstance(first, Committed)
+    created, _ = step_times(backend, run, 1)
+    # Later than the first commit by a millisecond at least, so the two texts differ.
+    threading.Event().wait(0.005)
+    rewrite = step_write(run, payload=b'{"a":1}')._replace(
+        expected_step=1, expected_version=1, write_version=2
+    )
+    [second] = backend.commit_batch([rewrite])
+    assert isinstance(second, Committed)
+    assert step_times(backend, run, 1)[0] == created
+    assert second.created_at == first.created_at
+    assert second.updated_at > first.updated_at
+    [row] = backend.read("list_steps", {"run_id": run})
+    assert (second.created_at, second.updated_at) == (row["created_at"], row["updated_at"])
+
+
+def test_a_step_row_left_past_the_head_goes_to_the_upsert(
+    backend: SqliteBackend, sqlite_url: str
+) -> None:
+    """A new step's insert that finds the row there already (open: rewritten, keeping its
+    created_at; sealed: refused) is decided by the upsert, as before the insert."""
+    run = new_run(backend, sqlite_url)
+    [first] = backend.commit_batch([step_write(run)._replace(is_open=True)])
+    assert isinstance(first, Committed)
+    created, _ = step_times(backend, run, 1)
+    # The head moves back (as a rewind does) and leaves the open row of step 1 behind.
+    backend._conn.execute("UPDATE runs SET head_step = NULL WHERE run_id = ?", (str(run),))
+    threading.Event().wait(0.005)
+    moved = step_write(run, payload=b'{"b":2}')._replace(expected_version=1, write_version=2)
+    [again] = backend.commit_batch([moved])
+    assert isinstance(again, Committed)
+    assert again.created_at == first.created_at
+    assert step_times(backend, run, 1)[0] == created
+    backend._conn.execute("UPDATE steps SET is_open = 0 WHERE run_id = ?", (str(run),))
+    backend._conn.execute("UPDATE runs SET head_step = NULL WHERE run_id = ?", (str(run),))
+    sealed = step_write(run, payload=b'{"c":3}')._replace(expected_version=2, write_version=3)
+    [refused] = backend.commit_batch([sealed])
+    assert isinstance(refused, Refused)
+    assert not backend._conn.in_transaction

@@ -6,7 +6,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 from uuid import UUID
@@ -31,6 +31,11 @@ T = TypeVar("T")
 _STATEMENT_CACHE = 256
 _UUID_COLUMNS = frozenset({"run_id", "parent_run_id"})
 _BOOL_COLUMNS = frozenset({"is_open", "head_open"})
+# The bound time's datetime, kept in a write's parameters beside it (sqlite3 binds only
+# the names a statement has, and no statement has this one).
+_MOMENT = "now moment"
+# What SQLite says when a step's row exists already (its primary key).
+_STEP_EXISTS = "UNIQUE constraint failed: steps.run_id, steps.step"
 
 
 class _SealedStep(Exception):
@@ -52,14 +57,54 @@ def _params(params: Params) -> dict[str, Any]:
 
 def _bind(write: StepWrite) -> dict[str, Any]:
     """The named parameters of a write's statements: the write's own, with the run id as
-    the text SQLite stores (bool is an int to sqlite3 already)."""
+    the text SQLite stores and ``is_open`` as the int it stores (sqlite3 sends a bool
+    through its adapter lookup first, which costs more than the conversion)."""
     params = write.params()
     params["run_id"] = str(write.run_id)
+    params["is_open"] = 1 if write.is_open else 0
     return params
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MILLISECOND = timedelta(milliseconds=1)
+
+
+class _Clock:
+    """The clock's time as ``strftime('%Y-%m-%dT%H:%M:%f', 'now')`` writes it (UTC, whole
+    milliseconds, truncated as SQLite truncates), and that text's datetime.
+
+    A commit binds it instead of calling ``strftime`` in its statements: SQLite's clock is
+    this process's, the text is the same, and the step's timestamps need no parse. The
+    text and datetime of the current second are kept: formatting a datetime costs more
+    than the rest of this together, and commits come many a second.
+    """
+
+    __slots__ = ("_second",)
+
+    def __init__(self) -> None:
+        self._second: tuple[int, str, datetime] = (-1, "", _EPOCH)
+
+    def now(self) -> tuple[str, datetime]:
+        """The time's text and datetime."""
+        second, milli = divmod(time.time_ns() // 1_000_000, 1000)
+        # One tuple, read and replaced whole: threads racing here recompute, never mix.
+        known = self._second
+        if known[0] != second:
+            moment = _EPOCH + timedelta(seconds=second)
+            known = self._second = (second, moment.isoformat()[:19], moment)
+        return f"{known[1]}.{milli:03d}", known[2] + milli * _MILLISECOND
+
+
+_now = _Clock().now
+
+
 def _timestamp(value: str) -> datetime:
-    return datetime.fromisoformat(value).replace(tzinfo=UTC)
+    # SQLite's text has no zone and is UTC: one parse with the zone appended costs a
+    # third of a parse and a replace. Text that has a zone already keeps the old reading.
+    try:
+        return datetime.fromisoformat(value + "+00:00")
+    except ValueError:
+        return datetime.fromisoformat(value).replace(tzinfo=UTC)
 
 
 def _column(name: str, value: Any) -> Any:
@@ -337,7 +382,14 @@ class SqliteBackend:
         return stamps
 
     def _guard(self, cursor: sqlite3.Cursor, params: dict[str, Any]) -> bool:
-        """Move the run's head if it is still the one the writer read (and epoch current)."""
+        """Move the run's head if it is still the one the writer read (and epoch current).
+
+        Inside the transaction, so its time (``:now``, the write's timestamps too) is read
+        after any wait for the write lock, as ``strftime('now')`` in the statement would be.
+        It binds ``:tenant`` too, for the write's statements after it.
+        """
+        params["now"], params[_MOMENT] = _now()
+        params["tenant"] = self.tenant
         return cursor.execute(self._queries["commit_guard"], params).rowcount == 1
 
     def _write(
@@ -385,11 +437,29 @@ class SqliteBackend:
             cursor.execute(q["prune_steps"], {"run_id": run_id, "below": write.prune_below})
         if write.seal_step is not None:
             cursor.execute(q["seal_step"], params)
+        moment = params[_MOMENT]
+        if write.step != write.expected_step:
+            # A step after the head: new, unless a row was left past the head (then its
+            # primary key fails and the upsert decides). A rewrite of the open head goes
+            # to the upsert at once.
+            try:
+                cursor.execute(q["insert_step"], params)
+            except sqlite3.IntegrityError as exc:
+                # Only the step's own primary key: the guard matched the run's row, and
+                # the values are the store's own.
+                if _STEP_EXISTS not in str(exc):
+                    raise
+            else:
+                return Committed(moment, moment)
         row = cursor.execute(q["upsert_step"], params).fetchone()
         if row is None:
             # The step exists and is sealed; the guard should have stopped this.
             return None
-        return Committed(_timestamp(row[0]), _timestamp(row[1]))
+        # The row's own timestamps: the bound time, unless a rewritten step kept its own
+        # created_at.
+        now = params["now"]
+        created = moment if row[0] == now else _timestamp(row[0])
+        return Committed(created, moment if row[1] == now else _timestamp(row[1]))
 
     def _probe(self, cursor: sqlite3.Cursor, params: dict[str, Any]) -> Row | None:
         """The run's head and the step as stored now; None when the run does not exist."""
