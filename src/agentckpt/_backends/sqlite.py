@@ -429,6 +429,7 @@ class SqliteBackend:
                         "codec": h.codec,
                         "payload": h.payload,
                         "raw_bytes": h.raw_bytes,
+                        "tenant": self.tenant,
                     }
                     for h in write.history
                 ],
@@ -468,12 +469,14 @@ class SqliteBackend:
 
     def _merge_metadata(self, cursor: sqlite3.Cursor, run_id: str, patch: str) -> None:
         # Top-level keys replace, as jsonb || does on PostgreSQL; json_patch would recurse.
-        current = cursor.execute(self._queries["get_metadata"], {"run_id": run_id}).fetchone()
+        # The tenant bound, not agentckpt_tenant(): no call into Python (and the GIL) from
+        # inside the statements, as in the guard.
+        key = {"run_id": run_id, "tenant": self.tenant}
+        current = cursor.execute(self._queries["get_metadata"], key).fetchone()
         merged = orjson.loads(current[0]) if current else {}
         merged.update(orjson.loads(patch))
         cursor.execute(
-            self._queries["set_metadata"],
-            {"run_id": run_id, "metadata": orjson.dumps(merged).decode()},
+            self._queries["set_metadata"], {**key, "metadata": orjson.dumps(merged).decode()}
         )
 
     def close(self) -> None:

@@ -35,15 +35,17 @@ WHERE run_id = :run_id AND tenant_id = :tenant
   AND head_version = :expected_version
   AND (:epoch IS NULL OR lease_epoch = :epoch);
 
+-- get_metadata, set_metadata, insert_history: a commit's statements after its guard,
+-- with :tenant bound as there.
 -- name: get_metadata
-SELECT metadata FROM runs WHERE run_id = :run_id AND tenant_id = agentckpt_tenant();
+SELECT metadata FROM runs WHERE run_id = :run_id AND tenant_id = :tenant;
 
 -- name: set_metadata
-UPDATE runs SET metadata = :metadata WHERE run_id = :run_id AND tenant_id = agentckpt_tenant();
+UPDATE runs SET metadata = :metadata WHERE run_id = :run_id AND tenant_id = :tenant;
 
 -- name: insert_history
 INSERT INTO history (run_id, seq, step, item_count, codec, payload, raw_bytes, tenant_id)
-VALUES (:run_id, :seq, :step, :item_count, :codec, :payload, :raw_bytes, agentckpt_tenant());
+VALUES (:run_id, :seq, :step, :item_count, :codec, :payload, :raw_bytes, :tenant);
 
 -- name: seal_step
 UPDATE steps SET is_open = 0 WHERE run_id = :run_id AND tenant_id = :tenant AND step = :seal_step AND is_open;
