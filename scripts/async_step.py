@@ -58,18 +58,12 @@ class _TimedWorker(sqlite_worker._Worker):
 
     _started = _ended = 0.0
 
-    def _serve(self) -> None:
-        while (call := self._calls.get()) is not None:
-            fn, future, loop = call
-            self._started = time.perf_counter()
-            result: Any = None
-            error: BaseException | None = None
-            try:
-                result = fn()
-            except BaseException as exc:
-                error = exc
+    def _run(self, fn: Callable[[], Any]) -> tuple[Any, BaseException | None]:
+        self._started = time.perf_counter()
+        try:
+            return super()._run(fn)
+        finally:
             self._ended = time.perf_counter()
-            loop.call_soon_threadsafe(sqlite_worker._settle, future, result, error)
 
     async def call(self, fn: Callable[[], T]) -> T:
         put = time.perf_counter()

@@ -59,16 +59,18 @@ class _Worker:
             fn, future, loop = call
             if future.cancelled():  # cancelled before it started: skip it, as an executor does
                 continue
-            result: Any = None
-            error: BaseException | None = None
-            try:
-                result = fn()
-            except BaseException as exc:
-                error = exc
+            result, error = self._run(fn)
             # RuntimeError: the loop closed meanwhile, nobody waits for this answer.
             with contextlib.suppress(RuntimeError):
                 loop.call_soon_threadsafe(_settle, future, result, error)
             del call, fn, future, result, error
+
+    def _run(self, fn: Callable[[], Any]) -> tuple[Any, BaseException | None]:
+        """``fn()``'s result, or the exception it raised."""
+        try:
+            return fn(), None
+        except BaseException as exc:
+            return None, exc
 
     async def call(self, fn: Callable[[], T]) -> T:
         if self._stopped:
