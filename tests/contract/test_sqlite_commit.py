@@ -310,3 +310,152 @@ def test_a_step_row_left_past_the_head_goes_to_the_upsert(
     [refused] = backend.commit_batch([sealed])
     assert isinstance(refused, Refused)
     assert not backend._conn.in_transaction
+
+
+def verbs(statements: list[str]) -> list[str]:
+    return [" ".join(s.split()[:3]) for s in statements]
+
+
+def test_a_batch_of_new_steps_alone_is_one_guard_and_one_insert(
+    backend: SqliteBackend, sqlite_url: str
+) -> None:
+    runs = [new_run(backend, sqlite_url) for _ in range(3)]
+    statements: list[str] = []
+    backend._conn.set_trace_callback(statements.append)
+    outcomes = backend.commit_batch([step_write(run) for run in runs])
+    backend._conn.set_trace_callback(None)
+    assert all(isinstance(outcome, Committed) for outcome in outcomes)
+    assert verbs(statements) == [
+        "BEGIN IMMEDIATE",
+        "UPDATE runs SET",
+        "INSERT INTO steps",
+        "COMMIT",
+    ]
+    for run in runs:
+        assert stored(backend, run) == ((1, 1, 1), 1, 0)
+
+
+def test_a_batch_by_kind_rewrites_open_steps_and_refuses_a_sealed_one_alone(
+    backend: SqliteBackend, sqlite_url: str
+) -> None:
+    """Rewrites of open heads keep their created_at; a step row found sealed (the guard
+    matched) sends the batch to the savepoints, where that write alone is refused."""
+    runs = [new_run(backend, sqlite_url) for _ in range(3)]
+    firsts = backend.commit_batch(
+        [step_write(run)._replace(is_open=run != runs[1]) for run in runs]
+    )
+    assert all(isinstance(first, Committed) for first in firsts)
+    threading.Event().wait(0.005)
+    rewrites = [
+        step_write(run, payload=b'{"r":1}')._replace(
+            expected_step=1, expected_version=1, write_version=2, metadata='{"m":1}'
+        )
+        for run in runs
+    ]
+    before = stored(backend, runs[1])
+    outcomes = backend.commit_batch(rewrites)
+    assert [type(outcome) for outcome in outcomes] == [Committed, Refused, Committed]
+    assert stored(backend, runs[1]) == before
+    for run, first, outcome in zip(runs, firsts, outcomes, strict=True):
+        if run == runs[1]:
+            continue
+        assert isinstance(outcome, Committed)
+        assert isinstance(first, Committed)
+        assert outcome.created_at == first.created_at
+        assert outcome.updated_at > first.updated_at
+        [row] = backend.read("list_steps", {"run_id": run})
+        assert (row["created_at"], row["updated_at"]) == (outcome.created_at, outcome.updated_at)
+        assert stored(backend, run) == ((1, 2, 1), 1, 0)
+        metadata = backend._conn.execute(
+            "SELECT metadata FROM runs WHERE run_id = ?", (str(run),)
+        ).fetchone()[0]
+        assert '"m":1' in metadata
+    sealed_metadata = backend._conn.execute(
+        "SELECT metadata FROM runs WHERE run_id = ?", (str(runs[1]),)
+    ).fetchone()[0]
+    assert '"m"' not in sealed_metadata
+    assert not backend._conn.in_transaction
+
+
+def test_a_batch_of_new_steps_takes_one_guard_and_one_insert(
+    backend: SqliteBackend, sqlite_url: str
+) -> None:
+    """Statements by kind: one guard for every write; with metadata among them, one read
+    of what the rows keep, one metadata write and one upsert of every step row; the rows
+    and answers are what a write at a time gives."""
+    runs = [new_run(backend, sqlite_url) for _ in range(4)]
+    writes = [step_write(run, payload=f'{{"n":{i}}}'.encode()) for i, run in enumerate(runs)]
+    writes[3] = writes[3]._replace(metadata='{"k":"v"}')
+    statements: list[str] = []
+    backend._conn.set_trace_callback(statements.append)
+    outcomes = backend.commit_batch(writes)
+    backend._conn.set_trace_callback(None)
+    assert all(isinstance(outcome, Committed) for outcome in outcomes)
+    assert verbs(statements) == [
+        "BEGIN IMMEDIATE",
+        "UPDATE runs SET",  # the four guards
+        "SELECT (SELECT json_group_array(json_array(r.run_id,",  # metadata, created_at
+        "UPDATE runs SET",  # the one metadata
+        "INSERT INTO steps",  # the four step rows
+        "COMMIT",
+    ]
+    for i, (run, outcome) in enumerate(zip(runs, outcomes, strict=True)):
+        assert stored(backend, run) == ((1, 1, 1), 1, 0)
+        [row] = backend.read("list_steps", {"run_id": run})
+        assert isinstance(outcome, Committed)
+        assert (row["created_at"], row["updated_at"]) == (outcome.created_at,) * 2
+        payload = backend._conn.execute(
+            "SELECT payload, tenant_id FROM steps WHERE run_id = ?", (str(run),)
+        ).fetchone()
+        assert (bytes(payload[0]), payload[1]) == (f'{{"n":{i}}}'.encode(), backend.tenant)
+    metadata = backend._conn.execute(
+        "SELECT metadata FROM runs WHERE run_id = ?", (str(runs[3]),)
+    ).fetchone()[0]
+    assert '"k":"v"' in metadata
+
+
+def test_a_batch_by_kind_that_meets_a_moved_head_runs_a_write_at_a_time(
+    backend: SqliteBackend, sqlite_url: str
+) -> None:
+    runs = [new_run(backend, sqlite_url) for _ in range(3)]
+    before = stored(backend, runs[1])
+    writes = [step_write(run) for run in runs]
+    writes[1] = writes[1]._replace(expected_version=7)
+    statements: list[str] = []
+    backend._conn.set_trace_callback(statements.append)
+    outcomes = backend.commit_batch(writes)
+    backend._conn.set_trace_callback(None)
+    assert [type(outcome) for outcome in outcomes] == [Committed, Refused, Committed]
+    assert stored(backend, runs[1]) == before
+    for run in (runs[0], runs[2]):
+        assert stored(backend, run) == ((1, 1, 1), 1, 0)
+    assert statements.count("BEGIN IMMEDIATE") == 2  # by kind, rolled back; then a write each
+    assert statements.count("ROLLBACK") == 1
+    assert not backend._conn.in_transaction
+
+
+def test_a_batch_by_kind_that_finds_a_step_row_runs_a_write_at_a_time(
+    backend: SqliteBackend, sqlite_url: str
+) -> None:
+    """A plain new step whose row is there already (left past the head): the multi-row
+    insert fails whole, and the write at a time upserts it (open: rewritten)."""
+    runs = [new_run(backend, sqlite_url) for _ in range(3)]
+    [first] = backend.commit_batch([step_write(runs[0])._replace(is_open=True)])
+    assert isinstance(first, Committed)
+    backend._conn.execute("UPDATE runs SET head_step = NULL WHERE run_id = ?", (str(runs[0]),))
+    writes = [
+        step_write(runs[0], payload=b'{"b":2}')._replace(expected_version=1, write_version=2),
+        step_write(runs[1]),
+        step_write(runs[2]),
+    ]
+    outcomes = backend.commit_batch(writes)
+    assert all(isinstance(outcome, Committed) for outcome in outcomes)
+    assert outcomes[0].created_at == first.created_at  # type: ignore[union-attr]
+    assert stored(backend, runs[0]) == ((1, 2, 1), 1, 0)
+    for run in runs[1:]:
+        assert stored(backend, run) == ((1, 1, 1), 1, 0)
+    payload = backend._conn.execute(
+        "SELECT payload FROM steps WHERE run_id = ?", (str(runs[0]),)
+    ).fetchone()[0]
+    assert bytes(payload) == b'{"b":2}'
+    assert not backend._conn.in_transaction

@@ -35,6 +35,69 @@ WHERE run_id = :run_id AND tenant_id = :tenant
   AND head_version = :expected_version
   AND (:epoch IS NULL OR lease_epoch = :epoch);
 
+-- name: commit_guard_rows
+-- commit_guard for every write of a batch at once (one write a run): {rows} is one
+-- "(?, ?, ?, ?, ?, ?, ?, ?, ?)" a write, of run_id, step, write_version, is_open,
+-- snapshot_step, chain_bytes, expected_step, expected_version, epoch; the time comes
+-- before the rows (twice) and the tenant after them, in the placeholders' order. The backend checks that it moved as many heads
+-- as the batch has writes; else the batch is rolled back and runs a write at a time.
+UPDATE runs SET
+    head_step     = g.column2,
+    head_version  = g.column3,
+    head_open     = g.column4,
+    snapshot_step = g.column5,
+    chain_bytes   = g.column6,
+    heartbeat_at  = ?,
+    updated_at    = ?
+FROM (VALUES {rows}) AS g
+WHERE runs.run_id = g.column1 AND runs.tenant_id = ?
+  AND runs.head_step IS g.column7
+  AND runs.head_version = g.column8
+  AND (g.column9 IS NULL OR runs.lease_epoch = g.column9);
+
+-- name: insert_step_rows
+-- insert_step for the batch's new steps at once: {rows} is one
+-- "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)" a step, in the columns' order. A step
+-- that exists already fails the statement (none of its rows is written), and the batch
+-- then runs a write at a time.
+INSERT INTO steps (run_id, step, parent_step, kind, is_open, codec, payload, state_version,
+                   write_version, raw_bytes, state_bytes, checksum, write_token, tenant_id,
+                   created_at, updated_at)
+VALUES {rows};
+
+-- name: commit_read_rows
+-- What a batch's step-row writes keep: their runs' metadata ({runs}: "(?)" a run) and the
+-- created_at of their step rows there already ({steps}: "(?, ?)" a run id and step), as
+-- two JSON arrays in one row (one step of the statement, whatever the batch's size).
+SELECT
+    (SELECT json_group_array(json_array(r.run_id, r.metadata)) FROM runs r
+     WHERE r.tenant_id = ? AND r.run_id IN (SELECT column1 FROM (VALUES {runs}))),
+    (SELECT json_group_array(json_array(s.run_id, s.created_at)) FROM steps s
+     JOIN (VALUES {steps}) AS k ON s.run_id = k.column1 AND s.step = k.column2
+     WHERE s.tenant_id = ?);
+
+-- name: set_metadata_rows
+-- set_metadata for several runs: {rows} is "(?, ?)" a run id and its merged metadata.
+UPDATE runs SET metadata = g.column2
+FROM (VALUES {rows}) AS g
+WHERE runs.run_id = g.column1 AND runs.tenant_id = ?;
+
+-- name: upsert_step_rows
+-- upsert_step for a batch's step rows at once, {rows} as in insert_step_rows. A row
+-- there and sealed is left as it is and not counted: the backend checks that the
+-- statement changed as many rows as it sent.
+INSERT INTO steps (run_id, step, parent_step, kind, is_open, codec, payload, state_version,
+                   write_version, raw_bytes, state_bytes, checksum, write_token, tenant_id,
+                   created_at, updated_at)
+VALUES {rows}
+ON CONFLICT (run_id, step) DO UPDATE SET
+    parent_step = excluded.parent_step, kind = excluded.kind, is_open = excluded.is_open,
+    codec = excluded.codec, payload = excluded.payload, state_version = excluded.state_version,
+    write_version = excluded.write_version, raw_bytes = excluded.raw_bytes,
+    state_bytes = excluded.state_bytes, checksum = excluded.checksum,
+    write_token = excluded.write_token, updated_at = excluded.updated_at
+WHERE steps.is_open AND steps.tenant_id = excluded.tenant_id;
+
 -- get_metadata, set_metadata, insert_history: a commit's statements after its guard,
 -- with :tenant bound as there.
 -- name: get_metadata
