@@ -35,6 +35,12 @@ def _as_role(dsn: str, role: str) -> str:
     return urlunsplit((parts.scheme, f"{role}@{host}", parts.path, "", ""))
 
 
+# Held around the grants on the database and their removal: the pytest-xdist workers
+# each create their roles, and two GRANTs (or a GRANT and a DROP OWNED) on one database
+# at once fail with "tuple concurrently updated" (its ACL is one catalog row).
+_DATABASE_ACL_LOCK = 0x61636B70  # "ackp"
+
+
 @pytest.fixture(scope="session")
 def role_names(pg_server_dsn: str) -> Iterator[tuple[str, str]]:
     """Create the owner and application roles once (roles are cluster-wide)."""
@@ -42,16 +48,20 @@ def role_names(pg_server_dsn: str) -> Iterator[tuple[str, str]]:
     owner, app = f"ackpt_owner_{suffix}", f"ackpt_app_{suffix}"
     admin = pg_server_dsn.split("?")[0]
     with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute("SELECT pg_advisory_lock(%s)", [_DATABASE_ACL_LOCK])
         conn.execute(f"CREATE ROLE {owner} LOGIN NOSUPERUSER NOBYPASSRLS")
         conn.execute(f"CREATE ROLE {app} LOGIN NOSUPERUSER NOBYPASSRLS")
         database = conn.execute("SELECT current_database()").fetchone()
         assert database is not None
         conn.execute(f'GRANT CREATE ON DATABASE "{database[0]}" TO {owner}')
+        conn.execute("SELECT pg_advisory_unlock(%s)", [_DATABASE_ACL_LOCK])
     yield owner, app
     with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute("SELECT pg_advisory_lock(%s)", [_DATABASE_ACL_LOCK])
         for role in (owner, app):
             conn.execute(f"DROP OWNED BY {role} CASCADE")
             conn.execute(f"DROP ROLE {role}")
+        conn.execute("SELECT pg_advisory_unlock(%s)", [_DATABASE_ACL_LOCK])
 
 
 @pytest.fixture
