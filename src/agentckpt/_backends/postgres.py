@@ -464,19 +464,18 @@ class PostgresBackend:
         connection's lock to commit (a no-op on these autocommit connections, whose
         every transaction this class closes itself), which was about a tenth of the
         backend's client CPU for a lone step. ``putconn`` still rolls back a
-        connection left in a transaction and replaces a broken one, and the pool's
-        ``usage_ms`` is kept as ``connection()`` keeps it.
+        connection left in a transaction and replaces a broken one. (The pool's
+        ``usage_ms`` statistic, which ``connection()`` adds to through the pool's private
+        attributes, no longer counts these uses; nothing here reads it.)
         """
         pool = self._pool
         conn = pool.getconn(timeout=self._wait)
-        started = time.monotonic()
         try:
             if not bounded:
                 return fn(conn)
             return self._bounded(conn, fn, writing=writing)
         finally:
             pool.putconn(conn)
-            pool._stats[pool._USAGE_MS] += int(1000.0 * (time.monotonic() - started))
 
     def _bounded(self, conn: Conn, fn: Callable[[Conn], T], *, writing: bool) -> T:
         """Run ``fn`` under the deadline; a call past it, or a commit its synchronous

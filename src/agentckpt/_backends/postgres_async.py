@@ -469,19 +469,18 @@ class AsyncPostgresBackend:
         connection's lock to commit (a no-op on these autocommit connections, whose
         every transaction this class closes itself), which was about a tenth of the
         backend's client CPU for a lone step. ``putconn`` still rolls back a
-        connection left in a transaction and replaces a broken one, and the pool's
-        ``usage_ms`` is kept as ``connection()`` keeps it.
+        connection left in a transaction and replaces a broken one. (The pool's
+        ``usage_ms`` statistic, which ``connection()`` adds to through the pool's private
+        attributes, no longer counts these uses; nothing here reads it.)
         """
         pool = self._pool
         conn = await pool.getconn(timeout=self._wait)
-        started = time.monotonic()
         try:
             if not bounded:
                 return await fn(conn)
             return await self._bounded(conn, fn, writing=writing)
         finally:
             await pool.putconn(conn)
-            pool._stats[pool._USAGE_MS] += int(1000.0 * (time.monotonic() - started))
 
     async def _bounded(self, conn: Conn, fn: Callable[[Conn], Awaitable[T]], *, writing: bool) -> T:
         """Run ``fn`` under the deadline; a call past it, or a commit its synchronous

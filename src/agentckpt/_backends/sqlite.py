@@ -7,9 +7,8 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
-from functools import cache
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 from uuid import UUID
 
 import orjson
@@ -37,64 +36,6 @@ _BOOL_COLUMNS = frozenset({"is_open", "head_open"})
 _MOMENT = "now moment"
 # What SQLite says when a step's row exists already (its primary key).
 _STEP_EXISTS = "UNIQUE constraint failed: steps.run_id, steps.step"
-# A write's answer in its parameters, when a batch wrote its row by kind.
-_CREATED = "committed answer"
-
-
-class _ByKindRefused(Exception):
-    """A batch committed by kind found a write it must refuse: it is rolled back and runs
-    again a write at a time, which tells which write and why."""
-
-
-def _row_only(write: StepWrite) -> bool:
-    """A write of the run's head, its step row and perhaps its metadata, nothing else (no
-    blobs, history, prune or seal): a batch writes those rows in one statement each."""
-    return (
-        not write.blobs
-        and not write.history
-        and write.prune_below is None
-        and write.seal_step is None
-    )
-
-
-@cache
-def _expand(template: str, **rows: tuple[int, int]) -> str:
-    """``template`` with each ``{name}`` as ``count`` rows of ``width`` placeholders, for
-    ``name=(count, width)``."""
-    for name, (count, width) in rows.items():
-        row = "(" + ", ".join("?" * width) + ")"
-        template = template.replace("{" + name + "}", ", ".join([row] * count))
-    return template
-
-
-# A step row's columns in the order of insert_step_rows and upsert_step_rows, but the
-# tenant and the time, which the backend adds.
-_STEP_COLUMNS = (
-    "run_id",
-    "step",
-    "parent_step",
-    "kind",
-    "is_open",
-    "codec",
-    "payload",
-    "state_version",
-    "write_version",
-    "raw_bytes",
-    "state_bytes",
-    "checksum",
-    "write_token",
-)
-_GUARD_COLUMNS = (
-    "run_id",
-    "step",
-    "write_version",
-    "is_open",
-    "snapshot_step",
-    "chain_bytes",
-    "expected_step",
-    "expected_version",
-    "epoch",
-)
 
 
 class _SealedStep(Exception):
@@ -379,122 +320,9 @@ class SqliteBackend:
         if len(writes) == 1:
             return [self._locked(lambda conn: self._commit_alone(conn, writes[0]))]
         try:
-            try:
-                return self._transaction(lambda conn: self._commit_by_kind(conn, writes))
-            except _ByKindRefused:
-                pass
             return self._transaction(lambda conn: [self._commit_one(conn, w) for w in writes])
         except _SealedStep:
             return self._transaction(lambda conn: [self._commit_saved(conn, w) for w in writes])
-
-    def _commit_by_kind(
-        self, conn: sqlite3.Connection, writes: Sequence[StepWrite]
-    ) -> list[CommitOutcome]:
-        """A batch of several writes with its statements by kind, not by write: one guard
-        for every write; for the writes that carry only their step row and metadata, one
-        statement for all their step rows (and, when some are rewrites or carry
-        metadata, one read of what those keep and one write of the merged metadata);
-        then the other writes' own statements, as :meth:`_write` runs them.
-
-        Each statement lets the GIL go and must take it back, which beside a busy event
-        loop waits for the loop to give it up (docs/benchmarks.md, "the GIL's
-        hand-offs"): a batch's wall grows with its statements. A head that moved or a new
-        step found existing raises :class:`_ByKindRefused`, which rolls the batch back
-        for the path a write at a time, which tells which write; a step found sealed
-        raises :class:`_SealedStep`, as that path would, for the savepoints.
-        """
-        q = self._queries
-        cursor = conn.cursor()
-        now, moment = _now()  # inside the transaction, as _guard reads it
-        tenant = self.tenant
-        binds = [_bind(w) for w in writes]
-        guards: list[Any] = [now, now]  # the placeholders in the statement's order
-        for p in binds:
-            p["now"], p[_MOMENT], p["tenant"] = now, moment, tenant
-            guards += [p[c] for c in _GUARD_COLUMNS]
-        guards.append(tenant)
-        guard = _expand(q["commit_guard_rows"], rows=(len(writes), len(_GUARD_COLUMNS)))
-        if cursor.execute(guard, guards).rowcount != len(writes):
-            raise _ByKindRefused
-        outcomes: list[CommitOutcome | None] = [None] * len(writes)
-        rows = [i for i, w in enumerate(writes) if _row_only(w)]
-        if len(rows) > 1:
-            self._step_rows(cursor, [writes[i] for i in rows], [binds[i] for i in rows])
-            for i in rows:
-                outcomes[i] = binds[i].pop(_CREATED)
-        for i, write in enumerate(writes):
-            if outcomes[i] is None:
-                stamps = self._write(cursor, write, binds[i])
-                if stamps is None:
-                    raise _SealedStep  # the savepoint path at once, as _commit_one does
-                outcomes[i] = stamps
-        return cast(list[CommitOutcome], outcomes)
-
-    def _step_rows(
-        self, cursor: sqlite3.Cursor, writes: Sequence[StepWrite], binds: list[dict[str, Any]]
-    ) -> None:
-        """The step rows (and metadata) of ``writes``, guarded already, in one statement
-        each; each bind gets its answer under ``_CREATED``."""
-        q = self._queries
-        tenant, now, moment = self.tenant, binds[0]["now"], binds[0][_MOMENT]
-        count = len(writes)
-        values: list[Any] = []
-        for p in binds:
-            values += [p[c] for c in _STEP_COLUMNS]
-            values += (tenant, now, now)
-        width = len(_STEP_COLUMNS) + 3
-        kept: dict[str, str] = {}
-        if all(w.step != w.expected_step and w.metadata is None for w in writes):
-            # New steps only: a plain insert, which fails whole if a row is there already.
-            try:
-                cursor.execute(_expand(q["insert_step_rows"], rows=(count, width)), values)
-            except sqlite3.IntegrityError as exc:
-                if _STEP_EXISTS not in str(exc):
-                    raise
-                raise _ByKindRefused from exc
-        else:
-            merged = self._read_rows(cursor, writes, binds, kept)
-            if merged:
-                args = [v for pair in merged for v in pair] + [tenant]
-                update = _expand(q["set_metadata_rows"], rows=(len(merged), 2))
-                cursor.execute(update, args)
-            upsert = _expand(q["upsert_step_rows"], rows=(count, width))
-            if cursor.execute(upsert, values).rowcount != count:
-                raise _SealedStep  # a step row there and sealed: its upsert changed nothing
-        for p in binds:
-            created = kept.get(p["run_id"])
-            p[_CREATED] = Committed(moment if created is None else _timestamp(created), moment)
-
-    def _read_rows(
-        self,
-        cursor: sqlite3.Cursor,
-        writes: Sequence[StepWrite],
-        binds: list[dict[str, Any]],
-        kept: dict[str, str],
-    ) -> list[tuple[str, str]]:
-        """One read of the writes' runs' metadata and of their step rows' ``created_at``
-        (a rewrite keeps it; into ``kept``, by run); returns the (run id, merged
-        metadata) of the writes that carry metadata. Top-level keys replace, as in
-        :meth:`_merge_metadata`."""
-        runs = [p["run_id"] for p in binds]
-        keys = [v for p in binds for v in (p["run_id"], p["step"])]
-        read = _expand(
-            self._queries["commit_read_rows"], runs=(len(runs), 1), steps=(len(binds), 2)
-        )
-        metadata_json, created_json = cursor.execute(
-            read, [self.tenant, *runs, *keys, self.tenant]
-        ).fetchone()
-        kept.update((run, created) for run, created in orjson.loads(created_json or "[]"))
-        current = dict(orjson.loads(metadata_json or "[]"))
-        merged: list[tuple[str, str]] = []
-        for write, p in zip(writes, binds, strict=True):
-            if write.metadata is None:
-                continue
-            text = current.get(p["run_id"])
-            value = orjson.loads(text) if text else {}
-            value.update(orjson.loads(write.metadata))
-            merged.append((p["run_id"], orjson.dumps(value).decode()))
-        return merged
 
     def _commit_alone(self, conn: sqlite3.Connection, write: StepWrite) -> CommitOutcome:
         """One write in its own transaction, without a savepoint.
