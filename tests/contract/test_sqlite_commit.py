@@ -310,3 +310,72 @@ def test_a_step_row_left_past_the_head_goes_to_the_upsert(
     [refused] = backend.commit_batch([sealed])
     assert isinstance(refused, Refused)
     assert not backend._conn.in_transaction
+
+
+def test_a_batch_rewrites_open_steps_and_refuses_a_sealed_one_alone(
+    backend: SqliteBackend, sqlite_url: str
+) -> None:
+    """Rewrites of open heads keep their created_at; a step row found sealed (the guard
+    matched) sends the batch to the savepoints, where that write alone is refused."""
+    runs = [new_run(backend, sqlite_url) for _ in range(3)]
+    firsts = backend.commit_batch(
+        [step_write(run)._replace(is_open=run != runs[1]) for run in runs]
+    )
+    assert all(isinstance(first, Committed) for first in firsts)
+    threading.Event().wait(0.005)
+    rewrites = [
+        step_write(run, payload=b'{"r":1}')._replace(
+            expected_step=1, expected_version=1, write_version=2, metadata='{"m":1}'
+        )
+        for run in runs
+    ]
+    before = stored(backend, runs[1])
+    outcomes = backend.commit_batch(rewrites)
+    assert [type(outcome) for outcome in outcomes] == [Committed, Refused, Committed]
+    assert stored(backend, runs[1]) == before
+    for run, first, outcome in zip(runs, firsts, outcomes, strict=True):
+        if run == runs[1]:
+            continue
+        assert isinstance(outcome, Committed)
+        assert isinstance(first, Committed)
+        assert outcome.created_at == first.created_at
+        assert outcome.updated_at > first.updated_at
+        [row] = backend.read("list_steps", {"run_id": run})
+        assert (row["created_at"], row["updated_at"]) == (outcome.created_at, outcome.updated_at)
+        assert stored(backend, run) == ((1, 2, 1), 1, 0)
+        metadata = backend._conn.execute(
+            "SELECT metadata FROM runs WHERE run_id = ?", (str(run),)
+        ).fetchone()[0]
+        assert '"m":1' in metadata
+    sealed_metadata = backend._conn.execute(
+        "SELECT metadata FROM runs WHERE run_id = ?", (str(runs[1]),)
+    ).fetchone()[0]
+    assert '"m"' not in sealed_metadata
+    assert not backend._conn.in_transaction
+
+
+def test_a_batch_with_a_step_row_left_past_the_head_upserts_it(
+    backend: SqliteBackend, sqlite_url: str
+) -> None:
+    """A new step whose row is there already (left past the head), in a batch: upserted
+    (open: rewritten), the batch's other writes committed."""
+    runs = [new_run(backend, sqlite_url) for _ in range(3)]
+    [first] = backend.commit_batch([step_write(runs[0])._replace(is_open=True)])
+    assert isinstance(first, Committed)
+    backend._conn.execute("UPDATE runs SET head_step = NULL WHERE run_id = ?", (str(runs[0]),))
+    writes = [
+        step_write(runs[0], payload=b'{"b":2}')._replace(expected_version=1, write_version=2),
+        step_write(runs[1]),
+        step_write(runs[2]),
+    ]
+    outcomes = backend.commit_batch(writes)
+    assert all(isinstance(outcome, Committed) for outcome in outcomes)
+    assert outcomes[0].created_at == first.created_at  # type: ignore[union-attr]
+    assert stored(backend, runs[0]) == ((1, 2, 1), 1, 0)
+    for run in runs[1:]:
+        assert stored(backend, run) == ((1, 1, 1), 1, 0)
+    payload = backend._conn.execute(
+        "SELECT payload FROM steps WHERE run_id = ?", (str(runs[0]),)
+    ).fetchone()[0]
+    assert bytes(payload) == b'{"b":2}'
+    assert not backend._conn.in_transaction
