@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import copy
 import re
+import threading
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from agentckpt.telemetry import _otel
 
-__all__ = ["NOOP_SPAN", "SpanLike", "drops_unsampled_children", "open_span", "unrecorded_trace"]
+__all__ = [
+    "NOOP_SPAN",
+    "RootSampling",
+    "SpanLike",
+    "drops_unsampled_children",
+    "open_span",
+    "root_sampling",
+]
 
 Attributes = dict[str, Any]
 
@@ -85,25 +94,129 @@ def drops_unsampled_children(provider: Any) -> bool:
     if sampler is None:
         return False
     try:
-        from opentelemetry.sdk.trace.sampling import ParentBased
+        from opentelemetry.sdk.trace.sampling import ParentBased, ParentBasedTraceIdRatio
     except ImportError:  # a provider with a sampler but not the SDK's: ask it each time
         return False
-    # Exactly the SDK's class: a subclass may decide otherwise.
-    if type(sampler) is not ParentBased:
+    # Exactly the SDK's classes (ParentBasedTraceIdRatio is what OTEL_TRACES_SAMPLER=
+    # parentbased_traceidratio configures): a subclass may decide otherwise.
+    if type(sampler) not in (ParentBased, ParentBasedTraceIdRatio):
         return False
     describe: Any = sampler.get_description  # untyped in the SDK
     return _DROPS_CHILDREN.search(str(describe())) is not None
 
 
-def unrecorded_trace() -> bool:
-    """True when the current span is a valid span that is not sampled: its trace is not
-    being recorded (an application's span, or an incoming ``traceparent``, sampled out)."""
-    trace = _otel.trace
-    span = trace.get_current_span()
-    if span is trace.INVALID_SPAN or span.is_recording():
-        return False
-    context = span.get_span_context()
-    return bool(context.is_valid and not context.trace_flags.sampled)
+class _DrawnTraceIds:
+    """The provider's id generator, except that a root span gets the trace id drawn for
+    it: the one :class:`_KeptRoot` put in this thread's slot just before starting it."""
+
+    __slots__ = ("_generator", "slot")
+
+    def __init__(self, generator: Any) -> None:
+        self._generator = generator
+        self.slot = threading.local()
+
+    def generate_trace_id(self) -> int:
+        trace_id: int = self.slot.trace_id
+        return trace_id
+
+    def generate_span_id(self) -> int:
+        span_id: int = self._generator.generate_span_id()
+        return span_id
+
+    def is_trace_id_random(self) -> bool:
+        random: bool = self._generator.is_trace_id_random()
+        return random
+
+
+class _KeptRoot:
+    """A tracer for one root span of a trace the sampler keeps, with its drawn id."""
+
+    __slots__ = ("_ids", "_trace_id", "_tracer")
+
+    def __init__(self, tracer: Any, ids: _DrawnTraceIds, trace_id: int) -> None:
+        self._tracer = tracer
+        self._ids = ids
+        self._trace_id = trace_id
+
+    def start_span(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        """The SDK tracer's ``start_span``, the root span getting the drawn trace id."""
+        # No await between this and the SDK's draw inside start_span, and the slot is
+        # per thread: no other span can take this id.
+        self._ids.slot.trace_id = self._trace_id
+        return self._tracer.start_span(name, *args, **kwargs)
+
+
+class RootSampling:
+    """The sampler's decision for a root span, taken before the span is started.
+
+    For a root span, the SDK's ``TraceIdRatioBased`` decides on the trace id alone: it
+    samples when the id's low 64 bits are under its bound. This draws the trace id from
+    the tracer's own id generator and tests it as the sampler will; a trace it would
+    drop costs that draw and no span (the SDK would build a non-recording one, a few
+    microseconds, that agentckpt never makes current: nothing observes it). A trace it
+    keeps is started by a copy of the tracer whose id generator hands out the drawn id,
+    so the SDK's own sampler, processors, limits and resource see exactly the span they
+    would have made: the same sampling rate, and the same id-to-decision relation that
+    consistent sampling downstream relies on. The SDK's self-metrics of started spans
+    then do not count the dropped roots.
+    """
+
+    __slots__ = ("_bound", "_generator", "_ids", "_kept")
+
+    def __init__(self, tracer: Any, bound: int) -> None:
+        self._generator = tracer.id_generator
+        self._bound = bound
+        self._ids = _DrawnTraceIds(self._generator)
+        # One shallow copy, made once: the provider's own tracer is left as it is.
+        self._kept = copy.copy(tracer)
+        self._kept.id_generator = self._ids
+
+    def tracer(self) -> Any:
+        """A tracer for one root span of a sampled trace, or None for a dropped one."""
+        trace_id: int = self._generator.generate_trace_id()
+        if trace_id & _TRACE_ID_LIMIT >= self._bound:
+            return None
+        return _KeptRoot(self._kept, self._ids, trace_id)
+
+
+_TRACE_ID_LIMIT = (1 << 64) - 1  # the low 64 bits TraceIdRatioBased compares
+
+
+def root_sampling(tracer: Any) -> RootSampling | None:
+    """The root decision of ``tracer``'s sampler taken ahead (see :class:`RootSampling`),
+    when it is known to depend on the trace id alone: an SDK ``Tracer`` whose sampler is
+    ``TraceIdRatioBased``, ``ParentBased`` (or ``ParentBasedTraceIdRatio``) with such a
+    root, or a root that always drops. None otherwise, and the tracer decides each span."""
+    try:
+        from opentelemetry.sdk.trace import Tracer
+        from opentelemetry.sdk.trace.sampling import (
+            Decision,
+            ParentBased,
+            ParentBasedTraceIdRatio,
+            StaticSampler,
+            TraceIdRatioBased,
+        )
+    except ImportError:
+        return None
+    if type(tracer) is not Tracer:
+        return None
+    root: Any = tracer.sampler
+    if type(root) in (ParentBased, ParentBasedTraceIdRatio):
+        root = getattr(root, "_root", None)
+    if type(root) is TraceIdRatioBased:
+        bound: int = root.bound
+        if bound > _TRACE_ID_LIMIT:  # rate 1: every id is kept, nothing to save
+            return None
+    elif (
+        isinstance(root, StaticSampler)
+        # The SDK's own always-off classes (ALWAYS_OFF, and OTEL_TRACES_SAMPLER's).
+        and type(root).__module__ == StaticSampler.__module__
+        and getattr(root, "_decision", None) is Decision.DROP
+    ):
+        bound = 0
+    else:  # always on (nothing to save), or a sampler that may look at more than the id
+        return None
+    return RootSampling(tracer, bound)
 
 
 def open_span(tracer: Any, name: str, attributes: Attributes) -> AbstractContextManager[Any]:

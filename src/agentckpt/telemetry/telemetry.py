@@ -22,7 +22,13 @@ from agentckpt.errors import ConfigurationError
 from agentckpt.telemetry import _otel
 from agentckpt.telemetry.catalogue import METRICS, MetricSpec
 from agentckpt.telemetry.probes import CommitProbe, Timed, retry_attempt
-from agentckpt.telemetry.spans import NOOP, drops_unsampled_children, open_span, unrecorded_trace
+from agentckpt.telemetry.spans import (
+    NOOP,
+    RootSampling,
+    drops_unsampled_children,
+    open_span,
+    root_sampling,
+)
 
 if TYPE_CHECKING:
     from agentckpt.telemetry.prometheus import PrometheusMetrics
@@ -72,6 +78,9 @@ class Telemetry:
         # True when the tracer provider drops children of spans that are not sampled:
         # then no span is started inside such a trace (see tracing()).
         self._prunes = False
+        # The sampler's decision for root spans, when it can be taken before starting
+        # one (see RootSampling): None while unknown or not possible.
+        self._roots: RootSampling | None = None
         self._tracer_provider = tracer_provider
         self._meter_provider = meter_provider
         self._instruments: dict[str, Any] | None = None
@@ -102,16 +111,29 @@ class Telemetry:
         if provider is None:
             return None
         self._prunes = drops_unsampled_children(provider)
-        self._tracer = provider.get_tracer("agentckpt", __version__)
-        return self._tracer
+        tracer = provider.get_tracer("agentckpt", __version__)
+        self._roots = root_sampling(tracer)
+        self._tracer = tracer
+        return tracer
 
     def tracing(self) -> Any:
-        """The tracer for a span started now, or None when none would be recorded: no
-        provider, or the current span is not sampled and the provider's sampler drops
-        its children (the SDK's ``ParentBased``, its default), which it would only do
-        after building a placeholder span of several microseconds."""
+        """The tracer for a span started now, or None when none would be recorded.
+
+        None when there is no provider; when the current span is not sampled and the
+        provider's sampler drops its children (the SDK's ``ParentBased``, its default);
+        and for a root span (no current span) whose trace the sampler will drop, decided
+        here on a trace id drawn ahead (:class:`~agentckpt.telemetry.spans.RootSampling`).
+        The SDK would only drop either after building a placeholder span of several
+        microseconds."""
         tracer = self._tracer if self._tracer is not None else self.tracer()
-        if tracer is None or (self._prunes and unrecorded_trace()):
+        if tracer is None or not (self._prunes or self._roots is not None):
+            return tracer
+        trace = _otel.trace
+        context = trace.get_current_span().get_span_context()
+        if not context.is_valid:  # a root span
+            roots = self._roots
+            return tracer if roots is None else roots.tracer()
+        if self._prunes and not context.trace_flags.sampled:
             return None
         return tracer
 

@@ -60,3 +60,21 @@ def test_the_report_says_which_workload_and_parent(tmp_path: Path) -> None:
     assert report["workload"] == "conversations"
     assert report["parent"] is True
     assert set(report["rounds"]) == {"off", "on"}
+
+
+def test_each_pair_of_rounds_is_its_own_comparison() -> None:
+    drops = bench.paired_drops([100.0, 80.0, 120.0], [95.0, 80.0, 132.0])
+    assert drops == pytest.approx([0.05, 0.0, -0.1])
+    with pytest.raises(ValueError, match="shorter"):
+        bench.paired_drops([1.0, 2.0], [1.0])
+
+
+def test_the_report_has_the_pairs_drops_and_both_must_meet_the_target(tmp_path: Path) -> None:
+    out = tmp_path / "pairs.json"
+    argv = ["--backend", "sqlite", "--sqlite-path", str(tmp_path / "p.db"), "--agents", "2"]
+    argv += ["--seconds", "0.2", "--rounds", "2", "--traces", "0", "--json", str(out)]
+    assert bench.main(argv) == 0
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert len(report["paired_drops"]) == 2
+    assert report["paired_drop"] == pytest.approx(sum(report["paired_drops"]) / 2, abs=1e-4)
+    assert report["target_met"] == (report["drop"] <= 0.05 and report["paired_drop"] <= 0.05)
