@@ -3,7 +3,7 @@
 Usage (from a worktree)::
 
     PYTHONPATH=src python scripts/async_step.py KEYS STEPS [--dir DIR] [--profile OUT]
-        [--rounds R] [--split]
+        [--rounds R] [--split] [--url postgresql://...] [--schema-prefix P]
 
 Drives ``AsyncAgentRun`` as the benchmark's ``AgentckptRun`` does (lease, heartbeat, a
 snapshot every 20 steps, each step replacing 1 to 3 of the 30 or 300 keys of
@@ -13,6 +13,8 @@ and the process CPU per step (both threads) and the steps per second. ``--profil
 writes a cProfile of the last round (the event loop's thread only). Under
 ``valgrind --tool=callgrind`` with ``PYTHONHASHSEED=0``, ``(count(320) - count(20)) /
 300`` is the async step's instructions, as ``scripts/step_cpu.py`` gives the sync one's.
+``--url`` runs on PostgreSQL instead, each round in a fresh schema named
+``<schema-prefix>_<random>`` (dropped afterwards).
 
 ``--split`` times each call through the SQLite worker thread (``sqlite_worker._Worker``)
 in three parts, and prints their medians and means over the last round: from the event
@@ -121,9 +123,19 @@ def _print_split() -> None:
         print(f"  {verb:9s}: {seconds * 1e6 / len(hops):6.1f} us a step")
 
 
-async def _round(directory: str, keys: int, steps: int, profile: cProfile.Profile | None) -> None:
+async def _round(
+    directory: str,
+    keys: int,
+    steps: int,
+    profile: cProfile.Profile | None,
+    pg: tuple[str, str] | None = None,
+) -> None:
     spec = generate_long_run(0, max(steps, 1000), keys)
-    store = await AsyncStore.connect(f"sqlite:///{directory}/{uuid.uuid4().hex}.db")
+    if pg is None:
+        store = await AsyncStore.connect(f"sqlite:///{directory}/{uuid.uuid4().hex}.db")
+    else:
+        url, schema = pg
+        store = await AsyncStore.connect(f"{url}{'&' if '?' in url else '?'}schema={schema}")
 
     async def step(ctx: AsyncStepContext) -> Any:
         ctx.state.update(spec.steps[ctx.step - 1])
@@ -152,6 +164,11 @@ async def _round(directory: str, keys: int, steps: int, profile: cProfile.Profil
             profile.disable()
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     await store.close()
+    if pg is not None:
+        import psycopg
+
+        async with await psycopg.AsyncConnection.connect(pg[0], autocommit=True) as conn:
+            await conn.execute(f'DROP SCHEMA IF EXISTS "{pg[1]}" CASCADE')
     print(
         f"{keys} keys: {1e3 * wall / count:.3f} ms wall, {1e3 * cpu / count:.3f} ms CPU "
         f"per step, {count / wall:.0f} steps/s over {count}"
@@ -167,6 +184,8 @@ def main() -> None:
     parser.add_argument("--profile", default=None)
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--split", action="store_true")
+    parser.add_argument("--url", default=None, help="a PostgreSQL URL (default: SQLite)")
+    parser.add_argument("--schema-prefix", default="async_step")
     args = parser.parse_args()
     if args.split:
         _split()
@@ -174,7 +193,10 @@ def main() -> None:
     for number in range(args.rounds):
         last = number == args.rounds - 1
         profile = cProfile.Profile() if args.profile and last else None
-        asyncio.run(_round(directory, args.keys, args.steps, profile))
+        pg = None
+        if args.url:
+            pg = (args.url, f"{args.schema_prefix}_{uuid.uuid4().hex[:8]}")
+        asyncio.run(_round(directory, args.keys, args.steps, profile, pg))
         if profile is not None:
             profile.dump_stats(args.profile)
     if args.split:

@@ -19,6 +19,7 @@ they are, with a note saying the write's outcome is unknown.
 from __future__ import annotations
 
 import math
+import re
 import secrets
 import time
 import weakref
@@ -28,7 +29,7 @@ from typing import Any, TypeVar
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.pq import ExecStatus, TransactionStatus
-from psycopg.rows import dict_row
+from psycopg.rows import TupleRow, dict_row, tuple_row
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 from psycopg_pool.base import AttemptWithBackoff
 
@@ -101,6 +102,54 @@ INTERRUPTED_WRITE_NOTE = (
     "agentckpt: a PostgreSQL write was in flight; its outcome is unknown, as with "
     "OutcomeUnknownError: retry the same commit (it is idempotent)"
 )
+
+
+# StepWrite.params()'s names in StepWrite.positional()'s order: $1 is run_id, ...
+STEP_PARAMS = (
+    "run_id", "step", "parent_step", "kind", "is_open", "codec", "payload", "state_version",
+    "write_version", "raw_bytes", "state_bytes", "checksum", "expected_step",
+    "expected_version", "epoch", "snapshot_step", "chain_bytes", "prune_below", "seal_step",
+    "metadata", "write_token",
+)  # fmt: skip
+_NAMED_PARAM = re.compile(r"%\((\w+)\)b")
+
+
+def positional_sql(sql: str, names: Sequence[str] = STEP_PARAMS) -> str:
+    """``sql`` with each ``%(name)b`` placeholder replaced by PostgreSQL's ``$n``, ``n``
+    the name's place in ``names`` (from 1): the text a raw cursor sends with positional
+    parameters. A name not in ``names`` raises ``KeyError``."""
+    index = {name: n for n, name in enumerate(names, 1)}
+    return _NAMED_PARAM.sub(lambda m: f"${index[m[1]]}", sql)
+
+
+class AsyncStepConnection(psycopg.AsyncConnection[Row]):
+    """A pooled connection that keeps one raw cursor for the lone commit.
+
+    ``conn.execute`` builds a cursor each call, and with it a transformer that looks up
+    the dumper of each parameter type and the loader of each column again; the named
+    placeholders cost a mapping to positions too. The lone commit (``commit_step``) runs
+    instead on this cursor, the same one every time on a connection (its dumpers and
+    loaders stay cached; a cursor's ``execute`` resets its results), with ``$n``
+    placeholders and tuple rows. The pool hands a connection to one caller at a time, so
+    no two statements share the cursor.
+    """
+
+    _commit_cursor: psycopg.AsyncRawCursor[TupleRow] | None = None
+
+    def commit_cursor(self) -> psycopg.AsyncRawCursor[TupleRow]:
+        """This connection's cursor for the lone commit, made on first use."""
+        cur = self._commit_cursor
+        if cur is None:
+            cur = self._commit_cursor = psycopg.AsyncRawCursor(self, row_factory=tuple_row)
+        return cur
+
+
+def commit_cursor(conn: Conn) -> psycopg.AsyncRawCursor[TupleRow]:
+    """The raw cursor the lone commit runs on: the connection's own if it keeps one (a
+    pool of :func:`AsyncPostgresBackend.connect` makes those), else a new one."""
+    if isinstance(conn, AsyncStepConnection):
+        return conn.commit_cursor()
+    return psycopg.AsyncRawCursor(conn, row_factory=tuple_row)
 
 
 def batch_params(writes: Sequence[StepWrite]) -> dict[str, PgArray]:
@@ -355,6 +404,7 @@ class AsyncPostgresBackend:
         self._wait = wait
         self.deadline = deadline
         self._queries = load_queries("postgres")
+        self._commit_step = positional_sql(self._queries["commit_step"])
         self.layout = layout
         # What the last migrate found; None until then (or when opened without migrating).
         self.layout_report: LayoutReport | None = None
@@ -399,6 +449,7 @@ class AsyncPostgresBackend:
             kwargs["connect_timeout"] = DEFAULT_CONNECT_TIMEOUT
         pool = AsyncReconnectingPool(
             conninfo,
+            connection_class=AsyncStepConnection,
             min_size=options.pool_min,
             max_size=options.pool_max,
             timeout=options.wait,
@@ -532,7 +583,24 @@ class AsyncPostgresBackend:
         binary: bool = False,
         prepare: bool | None = None,
     ) -> list[Row]:
-        """Run one statement in one transaction bound to the store's tenant.
+        """Run one statement in one transaction bound to the store's tenant (see
+        :meth:`_scoped_on`), on a new cursor of ``conn``."""
+        return await self._scoped_on(
+            conn, conn.cursor(), sql, params, binary=binary, prepare=prepare
+        )
+
+    async def _scoped_on(
+        self,
+        conn: Conn,
+        cur: psycopg.AsyncCursor[T],
+        sql: str,
+        params: Params | tuple[Any, ...],
+        *,
+        binary: bool = False,
+        prepare: bool | None = None,
+    ) -> list[T]:
+        """Run one statement on ``cur`` (a cursor of ``conn``) in one transaction bound
+        to the store's tenant.
 
         On a connection whose session carries the tenant (``_carries_tenant``) the
         statement is sent alone: one round trip, its own autocommit transaction.
@@ -544,14 +612,14 @@ class AsyncPostgresBackend:
         then, as an autocommit statement is).
         """
         if await self._carries_tenant(conn):
-            cur = await conn.execute(sql, params, binary=binary, prepare=prepare)
+            await cur.execute(sql, params, binary=binary, prepare=prepare)
             return await cur.fetchall() if _has_rows(cur) else []
         if self._pipeline:
             try:
                 # Leaving the block sends the one sync and reads every result.
                 async with conn.pipeline():
                     await conn.execute(SET_TENANT, {"tenant": self.tenant})
-                    cur = await conn.execute(sql, params, binary=binary, prepare=prepare)
+                    await cur.execute(sql, params, binary=binary, prepare=prepare)
                 return await cur.fetchall() if _has_rows(cur) else []
             except BaseException:
                 # A connection lost (or interrupted) mid-pipeline can look busy rather than
@@ -564,7 +632,7 @@ class AsyncPostgresBackend:
                 raise
         async with conn.transaction():
             await conn.execute(SET_TENANT, {"tenant": self.tenant})
-            cur = await conn.execute(sql, params, binary=binary, prepare=prepare)
+            await cur.execute(sql, params, binary=binary, prepare=prepare)
             return await cur.fetchall() if _has_rows(cur) else []
 
     async def _discard(self, conn: Conn) -> None:
@@ -721,15 +789,19 @@ class AsyncPostgresBackend:
                     self._router = AsyncShardRouter(q, SET_TENANT, {"tenant": self.tenant})
                 return await self._router.commit(conn, writes)
             if len(writes) == 1 and not writes[0].blobs and not writes[0].history:
-                rows = await self._scoped(conn, q["commit_step"], writes[0].params())
+                # The lone commit (commit_step's own rows: run_id, created_at, updated_at).
+                step_rows = await self._scoped_on(
+                    conn, commit_cursor(conn), self._commit_step, writes[0].positional()
+                )
+                landed = {row[0]: (row[1], row[2]) for row in step_rows}
             else:
                 rows = await self._scoped(conn, q["commit_steps"], batch_params(writes))
-            landed = {row["run_id"]: row for row in rows}
+                landed = {row["run_id"]: (row["created_at"], row["updated_at"]) for row in rows}
             outcomes: list[CommitOutcome] = []
             for write in writes:
-                row = landed.get(write.run_id)
-                if row is not None:
-                    outcomes.append(Committed(row["created_at"], row["updated_at"]))
+                stamps = landed.get(write.run_id)
+                if stamps is not None:
+                    outcomes.append(Committed(*stamps))
                     continue
                 probe = {"run_id": write.run_id, "step": write.step}
                 found = await self._scoped(conn, q["commit_probe"], probe)

@@ -176,6 +176,12 @@ class StepWrite(NamedTuple):
         """The payload's bytes (packs it if it is not yet)."""
         return self.stored.data
 
+    def positional(self) -> tuple[Any, ...]:
+        """The parameters of :meth:`params`, in its order, as a tuple (``$1`` is
+        ``run_id``, ..., ``$21`` is ``write_token``): a tuple slice of the fields, where
+        the dict takes 21 stores and the driver a lookup of each name."""
+        return self[:5] + self.stored.pack() + self[6:20]
+
     def params(self) -> dict[str, Any]:
         """The named parameters of the commit statements."""
         return {
