@@ -232,7 +232,11 @@ class Members(NamedTuple):
             if prefix is not None:
                 # Items appended to an array: hash only what follows the old prefix.
                 fed = prefix.copy()
-                _feed(fed, memoryview(value)[len(old) - 1 : -1])
+                view = memoryview(value)[len(old) - 1 : -1]
+                if len(view) <= _PIECE:
+                    fed.update(view)  # what _feed does for one piece, without its frame
+                else:
+                    _feed(fed, view)
                 final = fed.copy()
                 final.update(b"]")
                 digest, prefix = final.digest(), fed
@@ -282,7 +286,10 @@ class Members(NamedTuple):
 
 
 def _combine(parts: list[bytes]) -> bytes:
-    return _digest(_V2_TAG + b"".join(parts))
+    data = _V2_TAG + b"".join(parts)
+    # One call for the usual few members (what _digest does, without its two frames).
+    digest: bytes = _sha256(data).digest() if len(data) <= _PIECE else _digest(data)
+    return digest
 
 
 def checksum_v1(encoded_state: bytes) -> bytes:

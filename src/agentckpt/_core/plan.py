@@ -151,6 +151,9 @@ def _dumps(value: Any) -> bytes:
     return orjson.dumps(value, None, ORJSON_STRICT)
 
 
+_orjson_dumps = orjson.dumps  # _dumps without its frame, in a loop over items
+
+
 class _Delta(NamedTuple):
     """A delta and the new state's encoding: ``full``, or None when ``members`` builds it
     (only a snapshot needs those bytes; their size is known without them). A named
@@ -432,7 +435,7 @@ def _append_hinted(
     if not items:
         return None
     old = members.values[index]
-    parts = [_dumps(item) for item in items]
+    parts = [_orjson_dumps(item, None, ORJSON_STRICT) for item in items]
     tail = b"[" + b",".join(parts) + b"]"
     # The array's encoding: the old one but its "]", then the new items.
     value = b"".join((memoryview(old)[:-1], b"," if count else b"", memoryview(tail)[1:]))

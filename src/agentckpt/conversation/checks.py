@@ -27,8 +27,12 @@ def _count(value: Any, path: str, name: str) -> None:
         raise InvalidValueError(path, f"{name} must be an integer >= 0, not {value!r}")
 
 
+def _bad_amount(value: Any) -> bool:
+    return type(value) not in (int, float) or not math.isfinite(value) or value < 0
+
+
 def _amount(value: Any, path: str, name: str, unit: str) -> None:
-    if type(value) not in (int, float) or not math.isfinite(value) or value < 0:
+    if _bad_amount(value):
         raise InvalidValueError(path, f"{name} must be a number of {unit} >= 0, not {value!r}")
 
 
@@ -42,13 +46,26 @@ def check_usage(input_tokens: Any, output_tokens: Any, cost_usd: Any) -> None:
 
 def check_duration(duration_ms: Any, path: str) -> None:
     """Refuse a tool call duration that is not None or a finite number >= 0."""
-    if duration_ms is not None:
+    # The path is built only for the error: these checks run on every message written.
+    if duration_ms is not None and _bad_amount(duration_ms):
         _amount(duration_ms, at(path, "duration_ms"), "duration_ms", "milliseconds")
+
+
+def _good_call(call: Any) -> bool:
+    """True for a tool call :func:`check_call` lets pass (tested without a path)."""
+    return (
+        isinstance(call, ToolCall)
+        and type(call.tool_name) is str
+        and bool(call.tool_name)
+        and (call.duration_ms is None or not _bad_amount(call.duration_ms))
+    )
 
 
 def check_call(call: Any, path: str) -> None:
     """Refuse a tool call the reader would not read back: not a :class:`ToolCall`, a
     name that is not a non-empty string, a bad duration."""
+    if _good_call(call):
+        return
     if not isinstance(call, ToolCall):
         raise InvalidValueError(path, f"a tool call must be a ToolCall, not {type(call).__name__}")
     name = call.tool_name
@@ -82,6 +99,7 @@ def check_message(message: Any, path: str) -> None:
         raise InvalidValueError(
             at(path, "tool_calls"), f"must be a list of tool calls, not {type(calls).__name__}"
         )
-    where = at(path, "tool_calls")
     for i, call in enumerate(calls):
-        check_call(call, at(where, i))
+        # The path is built only for a call check_call refuses.
+        if not _good_call(call):
+            check_call(call, at(at(path, "tool_calls"), i))

@@ -65,7 +65,12 @@ def emit(
 ) -> dict[str, Any]:
     """Keys in the order they were read; new ones after, known fields before extras."""
     values = dict(items)
-    values.update(extra)
+    if extra:
+        values.update(extra)
+    # Usually the fields come in the order read already (a record written by this code,
+    # or read and written back): then ``values`` is the answer, without a second dict.
+    if tuple(values)[: len(order)] == order:
+        return values
     out = {key: values.pop(key) for key in order if key in values}
     out.update(values)
     return out
@@ -86,12 +91,13 @@ class FieldRecord:
 
     def to_json(self) -> dict[str, Any]:
         """The object as stored: known fields that are set or were stored, then extras."""
+        keys = self._keys
         items = [
-            (name, getattr(self, name))
+            (name, value)
             for name in self.FIELDS
-            if getattr(self, name) is not None or name in self._keys
+            if (value := getattr(self, name)) is not None or name in keys
         ]
-        return emit(self._keys, items, self.extra)
+        return emit(keys, items, self.extra)
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):

@@ -171,7 +171,8 @@ class ToolCall:
 
     def copy(self) -> ToolCall:
         """An independent copy sharing the (immutable once stored) JSON values."""
-        twin = ToolCall(self.tool_name)
+        # Every slot is set below: __init__'s checks and defaults would only be overwritten.
+        twin = ToolCall.__new__(ToolCall)
         for name in self.__slots__:
             setattr(twin, name, getattr(self, name))
         twin.extra = dict(self.extra)

@@ -132,6 +132,8 @@ class Conversation:
         self.conversations = owner
         self.store = owner.store
         self.conversation_id = conversation_id
+        # How the outage log names this conversation: formatted once, not on every write.
+        self._what = f"conversation {conversation_id}"
         self.agent_id = agent_id
         self.state = state
         self.recovery = recovery
@@ -165,6 +167,8 @@ class Conversation:
         # conversation this handle started, and once this handle has sealed a turn; a
         # recovered one may have repaired or upgraded messages still to be written.
         self._sealed_stored = recovery is None
+        # The store's policy and the one :meth:`_open_policy` made of it.
+        self._open_policies: tuple[SnapshotPolicy, SnapshotPolicy] | None = None
 
     # -- what the handle knows -------------------------------------------------------
 
@@ -668,7 +672,7 @@ class Conversation:
             return ride_out(
                 self.store.outage,
                 lambda: self._write(seal=seal),
-                what=f"conversation {self.conversation_id}",
+                what=self._what,
             )
         except _REFUSED:
             if mark is not None:
@@ -681,7 +685,12 @@ class Conversation:
         anyway; when the turn's step is due a snapshot, the seal writes it (the store
         keeps an open snapshot a snapshot), so the version that dies is a small delta,
         not a second copy of the whole state."""
-        return replace(self.store.policy, interval=_NEVER)
+        policy = self.store.policy
+        cached = self._open_policies
+        if cached is None or cached[0] is not policy:
+            # Built once a store policy (dataclasses.replace costs about 2 us a write).
+            cached = self._open_policies = (policy, replace(policy, interval=_NEVER))
+        return cached[1]
 
     def _seal_policy(self) -> SnapshotPolicy | None:
         """The snapshot policy of a seal: the store's, except that a turn that archived
@@ -709,10 +718,12 @@ class Conversation:
             done = {row["seq"] for row in stored}
             self._history = [row for row in self._history if row.seq not in done]
         assert self._step is not None
-        open_turn = [
-            self._redact_message(m.to_json(), f"/conversation/{self._turn_start + k}")
-            for k, m in enumerate(self.state.conversation[self._turn_start :])
-        ]
+        open_turn = [m.to_json() for m in self.state.conversation[self._turn_start :]]
+        if self.conversations.redactors:
+            open_turn = [
+                self._redact_message(m, f"/conversation/{self._turn_start + k}")
+                for k, m in enumerate(open_turn)
+            ]
         document = self.state.to_json(conversation=self._sealed + open_turn)
         metadata = self.state.metadata.rollup() if seal else None
         if self._redacted.get(self._step):

@@ -576,7 +576,11 @@ class Store:
             check_number("epoch", epoch)
         if expected_head is not None and expected_head is not ...:
             check_number("expected_head", expected_head)
-        head = self._head(rid)
+        with self._heads_lock:
+            cached = self._heads.get(rid)
+        # A cached head (every commit of a run's writer but its first) without a
+        # coroutine of _head's to create and await.
+        head = self._ready(rid, cached) if cached is not None else self._head(rid)
         in_flight = self._in_flight.pop(rid, None)
         # The previous commit of this run failed with its outcome unknown and a step with
         # the same state is the head: a retry of it is that commit (if the step carries its
