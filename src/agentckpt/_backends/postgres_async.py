@@ -19,7 +19,6 @@ they are, with a note saying the write's outcome is unknown.
 from __future__ import annotations
 
 import math
-import re
 import secrets
 import time
 import weakref
@@ -54,7 +53,7 @@ from agentckpt._backends.pg_errors import (
     translate,
 )
 from agentckpt._backends.routing_async import AsyncShardRouter
-from agentckpt._backends.sql import load_migrations, load_queries
+from agentckpt._backends.sql import load_migrations, load_queries, positional_sql
 from agentckpt._core.writes import CommitOutcome, Committed, Refused, Row, StepWrite
 from agentckpt.errors import (
     ConfigurationError,
@@ -102,24 +101,6 @@ INTERRUPTED_WRITE_NOTE = (
     "agentckpt: a PostgreSQL write was in flight; its outcome is unknown, as with "
     "OutcomeUnknownError: retry the same commit (it is idempotent)"
 )
-
-
-# StepWrite.params()'s names in StepWrite.positional()'s order: $1 is run_id, ...
-STEP_PARAMS = (
-    "run_id", "step", "parent_step", "kind", "is_open", "codec", "payload", "state_version",
-    "write_version", "raw_bytes", "state_bytes", "checksum", "expected_step",
-    "expected_version", "epoch", "snapshot_step", "chain_bytes", "prune_below", "seal_step",
-    "metadata", "write_token",
-)  # fmt: skip
-_NAMED_PARAM = re.compile(r"%\((\w+)\)b")
-
-
-def positional_sql(sql: str, names: Sequence[str] = STEP_PARAMS) -> str:
-    """``sql`` with each ``%(name)b`` placeholder replaced by PostgreSQL's ``$n``, ``n``
-    the name's place in ``names`` (from 1): the text a raw cursor sends with positional
-    parameters. A name not in ``names`` raises ``KeyError``."""
-    index = {name: n for n, name in enumerate(names, 1)}
-    return _NAMED_PARAM.sub(lambda m: f"${index[m[1]]}", sql)
 
 
 class AsyncStepConnection(psycopg.AsyncConnection[Row]):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
@@ -73,3 +74,21 @@ def schema_sql(dialect: str) -> str:
     """The documented schema, the state every migrated database must reach."""
     text: str = _sql_dir(dialect).joinpath("schema.sql").read_text(encoding="utf-8")
     return text
+
+
+# StepWrite.params()'s names in StepWrite.positional()'s order: $1 is run_id, ...
+STEP_PARAMS = (
+    "run_id", "step", "parent_step", "kind", "is_open", "codec", "payload", "state_version",
+    "write_version", "raw_bytes", "state_bytes", "checksum", "expected_step",
+    "expected_version", "epoch", "snapshot_step", "chain_bytes", "prune_below", "seal_step",
+    "metadata", "write_token",
+)  # fmt: skip
+_NAMED_PARAM = re.compile(r"%\((\w+)\)b")
+
+
+def positional_sql(sql: str, names: Sequence[str] = STEP_PARAMS) -> str:
+    """``sql`` with each ``%(name)b`` placeholder replaced by PostgreSQL's ``$n``, ``n``
+    the name's place in ``names`` (from 1): the text a raw cursor sends with positional
+    parameters. A name not in ``names`` raises ``KeyError``."""
+    index = {name: n for n, name in enumerate(names, 1)}
+    return _NAMED_PARAM.sub(lambda m: f"${index[m[1]]}", sql)

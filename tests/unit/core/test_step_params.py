@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import uuid
 
-from agentckpt._backends.postgres_async import STEP_PARAMS, positional_sql
+from agentckpt._backends.sql import STEP_PARAMS, positional_sql
 from agentckpt._core.writes import Payload, StepWrite
 
 DOC = b'{"messages":["' + b"hello " * 100 + b'"]}'
