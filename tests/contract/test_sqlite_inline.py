@@ -92,6 +92,20 @@ async def test_runs_committing_together_use_the_sqlite_thread(sqlite_url: str) -
             assert checkpoint.state == {"n": 11, "text": "x" * 100}
 
 
+async def test_reads_run_on_the_loop_thread_while_the_worker_is_idle(sqlite_url: str) -> None:
+    async with await AsyncStore.connect(sqlite_url, inline_limit=GENEROUS) as store:
+        runs = [(await store.create_run(agent_id=f"a{i}")).run_id for i in range(2)]
+        for n in range(3):
+            for run in runs:  # never lone
+                await store.commit(run, {"n": n})
+        threads = Threads(store)
+        states = [await store.latest(run) for run in runs]
+        assert [s.state if s else None for s in states] == [{"n": 2}, {"n": 2}]
+        selects = threads.of("SELECT")
+        assert selects
+        assert set(selects) == {threading.get_ident()}
+
+
 async def test_a_lone_commit_waits_for_another_writer_off_the_loop(sqlite_url: str) -> None:
     path = parse_url(sqlite_url).location
     async with await AsyncStore.connect(sqlite_url, inline_limit=GENEROUS) as store:
@@ -129,18 +143,25 @@ async def test_a_lone_commit_waits_for_another_writer_off_the_loop(sqlite_url: s
         assert threads.of("COMMIT") == [threading.get_ident()] * 2
 
 
-async def test_a_slow_inline_call_sends_the_next_ones_to_the_thread(sqlite_url: str) -> None:
-    # Every call is slower than a nanosecond on average: the first inline one stops the
-    # others (for ten seconds, longer than the test).
-    async with await AsyncStore.connect(sqlite_url, inline_limit=1e-9) as store:
-        run = (await store.create_run(agent_id="a")).run_id
+@pytest.mark.parametrize("limit", [GENEROUS, 1e-9])
+async def test_slow_inline_calls_send_the_next_ones_to_the_thread(
+    sqlite_url: str, limit: float
+) -> None:
+    # With a limit no call meets, the first inline call (a read as the store opens) is
+    # over it: every call after it goes to the thread (for ten seconds, longer than the
+    # test). The same calls with a generous limit run on the loop's thread.
+    async with await AsyncStore.connect(sqlite_url, inline_limit=limit) as store:
         threads = Threads(store)
+        run = (await store.create_run(agent_id="a")).run_id
         await _commits(store, run, range(8))
-        loop = threading.get_ident()
-        commits = threads.of("COMMIT")
-        assert len(commits) == 8
-        assert commits.count(loop) == 1
-        assert commits[1] == loop
+        await store.latest(run)
+        assert len(threads.of("COMMIT")) == 9  # the run's creation and 8 steps
+        on_loop = [verb for verb, thread in threads.seen if thread == threading.get_ident()]
+        if limit == GENEROUS:
+            assert on_loop.count("COMMIT") == 7  # all but the creation and the first step
+            assert "SELECT" in on_loop
+        else:
+            assert on_loop == []
 
 
 async def test_inline_limit_zero_keeps_every_call_on_the_thread(sqlite_url: str) -> None:

@@ -134,7 +134,8 @@ class _Inline:
     batch is written, and group commit gathers those into the next batch: an inline call
     would hold them all. A lone run gains from it. So a commit runs inline only when it
     is a lone write of the run the previous commit was a lone write of (no other run
-    committed in between), and the other calls only while that holds.
+    committed in between), the other writes only while that holds, and reads (no fsync)
+    whenever the worker is idle.
 
     Inline calls hold the loop, so their time is watched: when its moving average goes
     over ``limit`` seconds (a slow disk's fsync, a loaded machine), the calls of the next
@@ -209,7 +210,8 @@ class AsyncSqliteBackend:
 
     async def read(self, name: str, params: Params) -> list[Row]:
         """See :meth:`SqliteBackend.read`."""
-        return await self._call(partial(self.sync.read, name, params))
+        # A read has no fsync to wait for: inline whenever the worker is idle.
+        return await self._call(partial(self.sync.read, name, params), inline=True)
 
     async def write(self, name: str, params: Params) -> list[Row]:
         """See :meth:`SqliteBackend.write`."""
