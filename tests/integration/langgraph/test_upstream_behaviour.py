@@ -130,3 +130,24 @@ async def test_await_setup_opens_the_async_store(url: str) -> None:
         assert saver.get_tuple(saved) is not None  # the sync store was opened too
     finally:
         await saver.aclose()
+
+
+def test_keep_latest_keeps_writes_saved_before_their_checkpoint(saver: AgentckptSaver) -> None:
+    # langgraph-checkpoint-postgres's test_prune.py: with durability="async" a step's
+    # writes are saved before its checkpoint; pruning in between must not delete them.
+    first = saver.put(THREAD, checkpoint("c1", {"a": "1"}), {}, {})
+    saver.put_writes(first, [("a", 2)], "task-old")
+    head = saver.put(first, checkpoint("c2", {"a": "2"}), {}, {})
+    saver.put_writes(at("c3"), [("a", 4)], "task-new")  # c3 is not stored yet
+
+    saver.prune(["t"], strategy="keep_latest")
+    saver.put(head, checkpoint("c3", {"a": "3"}), {}, {})
+
+    loaded = saver.get_tuple(at("c3"))
+    assert loaded is not None
+    assert [value for _, _, value in loaded.pending_writes] == [4]
+    assert saver.get_tuple(at("c1")) is None  # pruned, and its writes with it
+    assert [t.config["configurable"]["checkpoint_id"] for t in saver.list(THREAD)] == [
+        "c3",
+        "c2",
+    ]

@@ -107,12 +107,15 @@ ON CONFLICT (run_id, checkpoint_id, task_id, idx) DO NOTHING;
 
 -- name: lg_keep_only
 -- Keep one checkpoint of a run, now stored at %(step)s; its parent is gone with the rest.
-WITH gone_writes AS (
-    DELETE FROM step_writes
-    WHERE run_id = %(run_id)s AND checkpoint_id <> %(checkpoint_id)s
-), gone_index AS (
+-- The writes of the checkpoints deleted go with them, not every other write: a graph
+-- with durability="async" saves a checkpoint's writes before the checkpoint itself.
+WITH gone_index AS (
     DELETE FROM step_index
     WHERE run_id = %(run_id)s AND checkpoint_id <> %(checkpoint_id)s
+    RETURNING checkpoint_id
+), gone_writes AS (
+    DELETE FROM step_writes w USING gone_index g
+    WHERE w.run_id = %(run_id)s AND w.checkpoint_id = g.checkpoint_id
 )
 UPDATE step_index SET step = %(step)s, parent_id = NULL
 WHERE run_id = %(run_id)s AND checkpoint_id = %(checkpoint_id)s;

@@ -96,7 +96,13 @@ FROM step_writes WHERE run_id = :from_run_id AND tenant_id = agentckpt_tenant()
 ON CONFLICT (run_id, checkpoint_id, task_id, idx) DO NOTHING;
 
 -- name: lg_keep_only
-DELETE FROM step_writes WHERE run_id = :run_id AND tenant_id = agentckpt_tenant() AND checkpoint_id <> :checkpoint_id;
+-- The writes of the checkpoints deleted, not every other write: a graph with
+-- durability="async" saves a checkpoint's writes before the checkpoint itself.
+DELETE FROM step_writes
+WHERE run_id = :run_id AND tenant_id = agentckpt_tenant()
+  AND checkpoint_id IN (
+    SELECT checkpoint_id FROM step_index
+    WHERE run_id = :run_id AND tenant_id = agentckpt_tenant() AND checkpoint_id <> :checkpoint_id);
 DELETE FROM step_index WHERE run_id = :run_id AND tenant_id = agentckpt_tenant() AND checkpoint_id <> :checkpoint_id;
 UPDATE step_index SET step = :step, parent_id = NULL
 WHERE run_id = :run_id AND tenant_id = agentckpt_tenant() AND checkpoint_id = :checkpoint_id;
