@@ -103,6 +103,7 @@ def test_run_loop_refuses_a_bad_step_and_keeps_what_was_committed(
         assert word in str(raised.value), (word, str(raised.value))
     with Store.connect(runs.url) as fresh:  # read back from the database, not a cache
         after = fresh.latest(run.run_id)
+        assert after is not None
         assert (after.step, after.state) == (2, {"n": 2})
 
 
@@ -114,8 +115,9 @@ def test_run_loop_round_trips_exact_values(runs: Runs) -> None:
     run = runs.agent_run(agent_id="exact", name="values", initial_state=dict(EXACT))
     assert run.run(step, max_steps=2).status == "completed"
     with Store.connect(runs.url) as fresh:
-        state = fresh.latest(run.run_id).state
-    assert same(state, {**EXACT, "s1": EXACT, "s2": EXACT})
+        latest = fresh.latest(run.run_id)
+    assert latest is not None
+    assert same(latest.state, {**EXACT, "s1": EXACT, "s2": EXACT})
 
 
 @pytest.mark.parametrize("name", ["nul\x00name", "lone \ud800"])
