@@ -94,8 +94,8 @@ def test_values_langgraph_can_carry_round_trip(url: str) -> None:
 
 @pytest.mark.xfail(
     strict=True,
-    reason="a lone surrogate in a channel value comes back as '?' (silently changed), "
-    "neither kept nor refused (src/agentckpt/integrations, another branch)",
+    reason="LangGraph's msgpack serializer turns a lone surrogate into '?' (silently changed); "
+    "the saver neither keeps nor refuses it (src/agentckpt/integrations, another branch)",
 )
 def test_a_lone_surrogate_in_a_channel_value_is_kept_or_refused(url: str) -> None:
     try:
