@@ -266,3 +266,19 @@ def test_session_refuses_a_lone_surrogate_session_id(url: str) -> None:
 
     with pytest.raises(InvalidValueError):
         AgentckptSession("s\ud800", url=url)
+
+
+# -- the store's default size limit ---------------------------------------------------------
+
+
+def test_the_default_size_limit_is_enforced_before_sending(make_store: Any, url: str) -> None:
+    """Row 21 at the default ``Limits.max_bytes`` (64 MiB), not a lowered one: refused
+    whole before anything is sent, so the connection is never dropped by the server."""
+    store = make_store()
+    run = store.create_run()
+    store.commit(run.run_id, {"v": 1})
+    with pytest.raises(InvalidValueError) as raised:
+        store.commit(run.run_id, {"v": "x" * (64 * 2**20)})
+    assert "over the limit of 67108864 bytes (Limits.max_bytes)" in str(raised.value)
+    assert run_sql(url, "SELECT count(*) FROM steps") == [(1,)]
+    assert store.commit(run.run_id, {"v": 2}).step == 2  # the same store goes on
