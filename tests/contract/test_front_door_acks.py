@@ -169,3 +169,43 @@ def test_a_lost_acknowledgement_in_a_session_stores_the_items_once(url: str) -> 
     batches = with_session(url, body)
     assert batches, "the append never reached the backend"
     assert items_in_a_new_store(url) == [{"n": n} for n in range(1, 5)]
+
+
+# -- the LangGraph saver -------------------------------------------------------------------
+
+
+def test_a_lost_acknowledgement_in_the_langgraph_saver_stores_the_checkpoint_once(
+    url: str,
+) -> None:
+    pytest.importorskip("langgraph", reason="pip install 'agentckpt[langgraph]'")
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    from agentckpt import SnapshotPolicy
+    from agentckpt.integrations.langgraph import AgentckptSaver
+
+    def put(saver: Any, n: int, parent: Any = None) -> Any:
+        checkpoint = empty_checkpoint()
+        checkpoint["channel_values"] = {"n": n}
+        checkpoint["channel_versions"] = {"n": n}
+        cfg: dict[str, Any] = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+        if parent is not None:
+            cfg["configurable"]["checkpoint_id"] = parent["configurable"]["checkpoint_id"]
+        meta = {"source": "loop", "step": n, "parents": {}}
+        return saver.put(cfg, checkpoint, meta, checkpoint["channel_versions"])
+
+    with Store.connect(url, policy=SnapshotPolicy(prune=False)) as store:
+        saver = AgentckptSaver(store=store)
+        first = put(saver, 1)
+        batches = lose_next_ack(store)
+        try:
+            second = put(saver, 2, first)
+        except OutcomeUnknownError:
+            second = put(saver, 2, first)  # the retry of the very same put
+        assert batches, "the put never reached the backend"
+        third = put(saver, 3, second)
+        history = list(saver.list({"configurable": {"thread_id": "t", "checkpoint_ns": ""}}))
+        assert [c.checkpoint["channel_values"]["n"] for c in history] == [3, 2, 1]
+        assert (
+            history[0].config["configurable"]["checkpoint_id"]
+            == (third["configurable"]["checkpoint_id"])
+        )
