@@ -102,7 +102,9 @@ def test_a_lone_surrogate_in_a_channel_value_is_kept_or_refused(url: str) -> Non
         got = read_back(url, {"lone": "a\ud800b"}).checkpoint["channel_values"]["lone"]
     except InvalidValueError:
         return  # refused: fine
-    assert got == "a\ud800b"
+    # No lone surrogate in the failure's text: pytest-xdist cannot send it between processes.
+    kept = got == "a\ud800b"
+    assert kept, f"read back as {got!a}"
 
 
 @pytest.mark.xfail(
