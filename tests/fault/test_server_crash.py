@@ -1,6 +1,7 @@
 """A PostgreSQL server crash under load (reliability row 5): ``pg_ctl stop -m immediate``
 (the postmaster quits without a checkpoint; crash recovery at the next start) while
-run-loop agents, conversations and a bare store writer commit, then a restart.
+run-loop agents, a conversation and two bare store writers (``Store`` and
+``AsyncStore``) commit, then a restart.
 
 With ``synchronous_commit = on`` (the default) nothing acknowledged is lost; the bare
 writer, which retries nothing itself, sees an in-flight commit as ``OutcomeUnknownError``
@@ -12,15 +13,17 @@ printed (``-s``).
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
-from agentckpt import Store
+from agentckpt import AsyncStore, OutcomeUnknownError, Store, UnavailableError
 from tests.clusters.cluster import PgCluster
 from tests.clusters.fixtures import _need_binaries, _provide
-from tests.fault.support import Agents, Figures, lost_steps
+from tests.fault.support import Agents, Figures, lost_steps, state
 from tests.fault.test_failover import KEEP_ALL, bare, chatter, runner
 
 pytestmark = [pytest.mark.fault, pytest.mark.timeout(180)]
@@ -28,6 +31,35 @@ pytestmark = [pytest.mark.fault, pytest.mark.timeout(180)]
 LOAD_SECONDS = 2.0
 DOWN_SECONDS = 1.0
 AFTER_SECONDS = 2.0
+
+
+def async_bare(url: str, name: str, figures: Figures) -> Any:
+    """A writer on an ``AsyncStore`` (its own event loop on the agent's thread), retrying
+    nothing but the very same commit after OutcomeUnknownError or UnavailableError."""
+
+    def body(agents: Agents) -> None:
+        async def main() -> None:
+            async with await AsyncStore.connect(
+                url, deadline=5.0, outage_limit=0, policy=KEEP_ALL
+            ) as store:
+                run = await store.create_run()
+                step = 0
+                while not agents.stop.is_set():
+                    step += 1
+                    while True:
+                        try:
+                            await store.commit(run.run_id, state(name, step), step=step)
+                            break
+                        except OutcomeUnknownError:
+                            figures.outcome_unknown += 1
+                        except UnavailableError:
+                            figures.unavailable += 1
+                        await asyncio.sleep(0.05)
+                    agents.ack(run.run_id, step, state(name, step))
+
+        asyncio.run(main())
+
+    return body
 
 
 @pytest.fixture
@@ -54,6 +86,7 @@ def test_an_immediate_shutdown_under_load_loses_nothing_acknowledged(
         agents.start("runner-2", runner(store, "runner-2"))
         agents.start("chat-1", chatter(store, "chat-1"))
         agents.start("bare", bare(bare_store, "bare", figures))
+        agents.start("async-bare", async_bare(cluster.url, "async-bare", figures))
         time.sleep(LOAD_SECONDS)
         for _ in range(rounds):
             crashed = time.monotonic()
