@@ -30,10 +30,13 @@ from typing import Any
 import pytest
 
 from agentckpt import RunNotFoundError, Store
+from agentckpt.conversation import Conversations
+from tests.crash.conversation_agent import CONFIG, TOOLS, expected_messages
 from tests.crash.powerloss import build_shim, cut_power, shim_env
 from tests.crash.test_store import WRITER, verify
 
 RUN_AGENT = Path(__file__).with_name("run_agent.py")
+CONVERSATION_AGENT = Path(__file__).with_name("conversation_agent.py")
 
 CUTS = int(os.environ.get("AGENTCKPT_POWER_CUTS", "12"))
 
@@ -293,3 +296,70 @@ def test_power_loss_under_the_run_loop_resumes_to_the_uncrashed_result(
     assert final_state(out.splitlines()) == expected, f"seed {seed}"
     assert cuts == 0 or discarded > 0
     print(f"run loop: {cuts} power cuts, {discarded} unsynced writes discarded, seed {seed}")
+
+
+CONVERSATION_TURNS = 60
+
+
+@pytest.mark.crash
+def test_power_loss_under_a_streaming_conversation_keeps_every_durable_event(
+    shim: Path, tmp_path: Path
+) -> None:
+    """Row 4 through the conversation API: ``conversation_agent.py`` streams turns (user
+    message, flushed partial reply, tool call, sealed turn) and prints each event once it
+    is durable; after each cut every printed event is in the recovered conversation, and
+    the conversation finished after the cuts holds exactly an uncut run's messages."""
+    directory = tmp_path / "db"
+    directory.mkdir()
+    url = f"sqlite:///{directory.resolve()}/conversations.db"
+    cid = str(uuid.uuid4())
+    agent = [sys.executable, str(CONVERSATION_AGENT), url, cid, str(CONVERSATION_TURNS)]
+    expected = expected_messages(CONVERSATION_TURNS)
+    seed = random.randrange(2**32)
+    rng = random.Random(seed)
+    discarded = 0
+    for cut in range(CUTS):
+        where = f"seed {seed}, cut {cut}"
+        journal = tmp_path / f"journal-{cut}"
+        child = subprocess.Popen(
+            agent,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env=shim_env(shim, directory, journal),
+        )
+        assert child.stdout is not None
+        assert child.stdin is not None
+        lines = [child.stdout.readline().strip()]  # the first durable event
+        time.sleep(rng.uniform(0.0, 0.05))
+        child.send_signal(signal.SIGKILL)
+        lines.extend(line.strip() for line in child.stdout.read().splitlines())
+        child.stdout.close()
+        child.stdin.close()
+        child.wait(timeout=30)
+        if "FINISHED" in lines:
+            break
+        discarded += cut_power(journal)
+        with Store.connect(url) as store:
+            recovery = Conversations(store).recover(cid, agent_config=CONFIG, tools=TOOLS)
+        stored = [m.to_json() for m in recovery.messages]
+        for event in lines:
+            words = event.split()
+            if not words:
+                continue
+            turn = int(words[1])
+            if words[0] == "USER":  # the user message of the turn is durable
+                assert stored[2 * turn - 2] == expected[2 * turn - 2], (event, where)
+            elif words[0] == "DONE":  # the whole turn is durable and sealed
+                assert stored[: 2 * turn] == expected[: 2 * turn], (event, where)
+        with closing(sqlite3.connect(directory / "conversations.db")) as conn:
+            assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+
+    done = subprocess.run(agent, capture_output=True, text=True, timeout=240, check=True)
+    assert done.stdout.strip().endswith("FINISHED")
+    with Store.connect(url) as store:
+        recovery = Conversations(store).recover(cid, agent_config=CONFIG, tools=TOOLS)
+    assert [m.to_json() for m in recovery.messages] == expected, f"seed {seed}"
+    assert discarded > 0
+    print(f"conversation: {CUTS} power cuts, {discarded} unsynced writes discarded, seed {seed}")
