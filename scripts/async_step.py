@@ -3,7 +3,8 @@
 Usage (from a worktree)::
 
     PYTHONPATH=src python scripts/async_step.py KEYS STEPS [--dir DIR] [--profile OUT]
-        [--rounds R] [--split] [--url postgresql://...] [--schema-prefix P]
+        [--rounds R] [--split] [--inline-limit S] [--url postgresql://...]
+        [--schema-prefix P]
 
 Drives ``AsyncAgentRun`` as the benchmark's ``AgentckptRun`` does (lease, heartbeat, a
 snapshot every 20 steps, each step replacing 1 to 3 of the 30 or 300 keys of
@@ -16,7 +17,10 @@ writes a cProfile of the last round (the event loop's thread only). Under
 ``--url`` runs on PostgreSQL instead, each round in a fresh schema named
 ``<schema-prefix>_<random>`` (dropped afterwards).
 
-``--split`` times each call through the SQLite worker thread (``sqlite_worker._Worker``)
+``--inline-limit S`` sets the SQLite store's ``inline_limit`` (0: every call on the
+SQLite thread, as before it had one; default: the store's).
+``--split`` times each call through the SQLite worker thread (``sqlite_worker._Worker``,
+so it sets ``inline_limit`` 0)
 in three parts, and prints their medians and means over the last round: from the event
 loop's ``put`` to the worker starting the call (its wake-up), the call on the worker
 (packing, statements, the commit's fsync), and from the call's end to the event loop
@@ -129,10 +133,12 @@ async def _round(
     steps: int,
     profile: cProfile.Profile | None,
     pg: tuple[str, str] | None = None,
+    inline_limit: float | None = None,
 ) -> None:
     spec = generate_long_run(0, max(steps, 1000), keys)
     if pg is None:
-        store = await AsyncStore.connect(f"sqlite:///{directory}/{uuid.uuid4().hex}.db")
+        query = "" if inline_limit is None else f"?inline_limit={inline_limit}"
+        store = await AsyncStore.connect(f"sqlite:///{directory}/{uuid.uuid4().hex}.db{query}")
     else:
         url, schema = pg
         store = await AsyncStore.connect(f"{url}{'&' if '?' in url else '?'}schema={schema}")
@@ -184,11 +190,13 @@ def main() -> None:
     parser.add_argument("--profile", default=None)
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--split", action="store_true")
+    parser.add_argument("--inline-limit", type=float, default=None)
     parser.add_argument("--url", default=None, help="a PostgreSQL URL (default: SQLite)")
     parser.add_argument("--schema-prefix", default="async_step")
     args = parser.parse_args()
     if args.split:
         _split()
+        args.inline_limit = 0.0
     directory = args.dir or tempfile.mkdtemp(prefix="async-step-")
     for number in range(args.rounds):
         last = number == args.rounds - 1
@@ -196,7 +204,7 @@ def main() -> None:
         pg = None
         if args.url:
             pg = (args.url, f"{args.schema_prefix}_{uuid.uuid4().hex[:8]}")
-        asyncio.run(_round(directory, args.keys, args.steps, profile, pg))
+        asyncio.run(_round(directory, args.keys, args.steps, profile, pg, args.inline_limit))
         if profile is not None:
             profile.dump_stats(args.profile)
     if args.split:

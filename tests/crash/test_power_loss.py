@@ -161,6 +161,8 @@ def test_power_loss_under_async_group_commit_loses_no_acknowledged_step(
         for run in runs:
             steps = acked[run]
             assert steps == list(range(last[run] + 1, last[run] + 1 + len(steps))), where
+            if not steps and last[run] == 0:
+                continue  # cut before this run's first commit was acknowledged
             last[run] = verify(url, run, steps[-1] if steps else last[run], tag=run)
     assert discarded >= CUTS, f"only {discarded} unsynced writes discarded in {CUTS} cuts"
     assert all(step > 0 for step in last.values())

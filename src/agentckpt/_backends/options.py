@@ -120,9 +120,15 @@ class SqliteOptions:
 
     ``tenant``: whose rows the store reads and writes (every query filters on it; on
     SQLite a convenience, not a security boundary).
+    ``inline_limit`` (the async store): seconds its calls may hold the event loop, on
+    average. While one run commits alone (its last two commits had no other run's in
+    between), the async store runs its calls on the event loop's own thread, sparing the
+    two hand-offs to the SQLite thread and back; when their moving average goes over
+    this, the calls of the next ten seconds go to the thread. 0: every call on the thread.
     """
 
     wait: float = field(default=30.0, metadata=_seconds())
+    inline_limit: float = field(default=0.005, metadata=_seconds(zero=True))
     tenant: str = field(default=DEFAULT_TENANT, metadata=_TENANT)
 
 

@@ -119,6 +119,17 @@ def _column(name: str, value: Any) -> Any:
     return value
 
 
+class LockHeld(UnavailableError):
+    """Another connection holds the file's write lock and the call was asked not to wait
+    (:meth:`SqliteBackend.at_once`); nothing was written."""
+
+
+def _is_busy(exc: BaseException | None) -> bool:
+    # The primary result code (the low byte of an extended one such as BUSY_RECOVERY).
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code is not None and code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+
+
 def _translate(exc: sqlite3.Error) -> Exception:
     code = getattr(exc, "sqlite_errorcode", None)
     text = str(exc)
@@ -168,7 +179,13 @@ class SqliteBackend:
     def __init__(self, path: str, options: SqliteOptions = SqliteOptions()) -> None:
         self.path = path
         self.tenant = options.tenant
+        # Read by the async backend (sqlite_worker): how long a call may hold its loop.
+        self.inline_limit = options.inline_limit
         busy_timeout = options.wait
+        self._busy_ms = int(busy_timeout * 1000)
+        # Whether the connection waits for another connection's write lock (busy_timeout)
+        # or fails at once (at_once); only ever changed under _lock.
+        self._waits = True
         if path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -188,7 +205,7 @@ class SqliteBackend:
             # FULL: in WAL mode, an acknowledged commit survives power loss (NORMAL may not).
             self._conn.execute("PRAGMA synchronous=FULL")
             # Wait for another process's write lock instead of failing at once.
-            self._conn.execute(f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")
+            self._conn.execute(f"PRAGMA busy_timeout={self._busy_ms}")
             self._conn.execute("PRAGMA foreign_keys=ON")
             # The tenant every named query filters on and every insert writes: SQLite has
             # no session setting, so the connection answers agentckpt_tenant() itself.
@@ -209,6 +226,34 @@ class SqliteBackend:
                 return fn(self._conn)
             except sqlite3.Error as exc:
                 raise _translate(exc) from exc
+
+    def at_once(self, fn: Callable[[], T]) -> T:
+        """``fn()`` (a call of this backend's) with the lock wait off: where it would wait
+        for another connection's write lock, :class:`LockHeld` at once instead.
+
+        Every transaction here takes the write lock with its first statement (``BEGIN
+        IMMEDIATE``) and any error rolls it back, so a call that raised ``LockHeld`` has
+        written nothing and may run again with :meth:`waiting`.
+        """
+        with self._lock:
+            if self._waits:
+                self._conn.execute("PRAGMA busy_timeout=0")
+                self._waits = False
+            try:
+                return fn()
+            except UnavailableError as exc:
+                if _is_busy(exc.__cause__):
+                    raise LockHeld(str(exc)) from exc
+                raise
+
+    def waiting(self, fn: Callable[[], T]) -> T:
+        """``fn()`` with the lock wait on (up to ``wait`` seconds), as every call of a
+        backend that never ran :meth:`at_once` has it."""
+        with self._lock:
+            if not self._waits:
+                self._conn.execute(f"PRAGMA busy_timeout={self._busy_ms}")
+                self._waits = True
+            return fn()
 
     def _transaction(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         def run(conn: sqlite3.Connection) -> T:

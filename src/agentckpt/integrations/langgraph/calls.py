@@ -15,8 +15,12 @@ from langgraph.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
+    DeltaChannelHistory,
     get_checkpoint_id,
-    get_serializable_checkpoint_metadata,
+    get_checkpoint_metadata,
+)
+from langgraph.checkpoint.base import (
+    PendingWrite as LangGraphWrite,
 )
 
 from agentckpt.errors import ConfigurationError, DeltaChannelPruneError, PruneStrategyError
@@ -32,6 +36,7 @@ from agentckpt.integrations.langgraph.records import (
 
 __all__ = [
     "DeltaChannelPruneError",
+    "DeltaWalk",
     "PruneStrategyError",
     "checkpoint_tuple",
     "list_query",
@@ -80,7 +85,9 @@ def target(config: RunnableConfig) -> tuple[str, str, str | None]:
             '{"configurable": {"thread_id": ...}} to the graph'
         )
     namespace = check_text(configurable.get("checkpoint_ns", ""), "checkpoint_ns")
-    checkpoint_id = get_checkpoint_id(config)
+    # An empty id names no checkpoint: the thread's latest, and no parent for a put, as in
+    # LangGraph's own savers (which test it with ``if checkpoint_id:``).
+    checkpoint_id = get_checkpoint_id(config) or None
     if checkpoint_id is not None:
         checkpoint_id = check_text(checkpoint_id, "checkpoint_id")
     return thread(configurable["thread_id"]), namespace, checkpoint_id
@@ -127,7 +134,9 @@ def put_request(
     thread_id, namespace, parent_id = target(config)
     checkpoint_id = check_text(checkpoint["id"], "checkpoint id")
     state, blobs = codec.encode_state(cast(dict[str, Any], checkpoint))
-    meta = get_serializable_checkpoint_metadata(config, metadata)
+    # As InMemorySaver and SqliteSaver store it: every key the caller gave (including a
+    # "writes" key, which PostgresSaver alone drops), plus the config's run keys.
+    meta = get_checkpoint_metadata(config, metadata)
     invocation = meta.get("run_id")
     return IndexedPut(
         thread_id=thread_id,
@@ -202,3 +211,67 @@ def checkpoint_tuple(entry: Entry, codec: CheckpointCodec) -> CheckpointTuple:
         parent_config=parent,
         pending_writes=[(w.task_id, w.channel, codec.decode_write(w)) for w in entry.writes],
     )
+
+
+class DeltaWalk:
+    """``get_delta_channel_history``'s walk up a checkpoint's parent chain, without I/O.
+
+    As LangGraph's ``BaseCheckpointSaver`` does it (each ancestor's pending writes for the
+    channels, until an ancestor holds a value for each, its seed), but it stops at a
+    checkpoint it has seen: putting a checkpoint id again under one of its descendants
+    makes the parent chain a loop, which the base class would follow for ever.
+
+    Example::
+
+        walk = DeltaWalk(channels)
+        cursor = walk.start(saver.get_tuple(config))
+        while cursor is not None:
+            cursor = walk.visit(saver.get_tuple(cursor))
+        history = walk.result()
+    """
+
+    def __init__(self, channels: Sequence[str]) -> None:
+        self.channels = list(channels)
+        self._remaining = set(self.channels)
+        self._writes: dict[str, list[LangGraphWrite]] = {c: [] for c in self.channels}
+        self._seeds: dict[str, Any] = {}
+        self._seen: set[str] = set()
+
+    def start(self, target: CheckpointTuple | None) -> RunnableConfig | None:
+        """The first ancestor to read, given the target checkpoint (None: none)."""
+        if target is None:
+            return None
+        self._seen.add(str(target.config["configurable"]["checkpoint_id"]))
+        return self._next(target.parent_config)
+
+    def visit(self, ancestor: CheckpointTuple | None) -> RunnableConfig | None:
+        """Take one ancestor's writes and seeds; the next ancestor to read, or None."""
+        if ancestor is None:
+            return None
+        for write in reversed(ancestor.pending_writes or []):
+            if write[1] in self._remaining:
+                self._writes[write[1]].append(write)
+        values = ancestor.checkpoint["channel_values"]
+        for channel in [c for c in self.channels if c in self._remaining and c in values]:
+            self._seeds[channel] = values[channel]
+            self._remaining.discard(channel)
+        return self._next(ancestor.parent_config)
+
+    def _next(self, parent: RunnableConfig | None) -> RunnableConfig | None:
+        if parent is None or not self._remaining:
+            return None
+        checkpoint_id = str(parent["configurable"]["checkpoint_id"])
+        if checkpoint_id in self._seen:
+            return None  # the chain loops back: every ancestor has been read
+        self._seen.add(checkpoint_id)
+        return parent
+
+    def result(self) -> dict[str, DeltaChannelHistory]:
+        """Per channel: its writes oldest first, and its seed if an ancestor held one."""
+        history: dict[str, DeltaChannelHistory] = {}
+        for channel in self.channels:
+            entry: DeltaChannelHistory = {"writes": list(reversed(self._writes[channel]))}
+            if channel in self._seeds:
+                entry["seed"] = self._seeds[channel]
+            history[channel] = entry
+        return history

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Generator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from functools import partial
 from os import PathLike
@@ -39,6 +39,7 @@ from langgraph.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
+    DeltaChannelHistory,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
@@ -171,9 +172,16 @@ class AgentckptSaver(BaseCheckpointSaver[Any]):
         """
         return _SaverOpening(cls, store_url(conn_string), options)
 
-    def setup(self) -> None:
-        """Open the sync store now (and migrate the schema) instead of on first use."""
-        self._sync()
+    def setup(self) -> _Setup:
+        """Open the sync store now (and migrate the schema) instead of on first use.
+
+        ``await saver.setup()``, as LangGraph's async savers are set up, opens the async
+        store on the running loop as well (:meth:`asetup`); without a ``url`` or ``store``
+        there is no sync store, and only the awaited part does anything.
+        """
+        if self.url is not None or self._index is not None:
+            self._sync()
+        return _Setup(self)
 
     async def asetup(self) -> None:
         """Open the async store on the running loop now instead of on first use."""
@@ -256,6 +264,31 @@ class AgentckptSaver(BaseCheckpointSaver[Any]):
         if self._aindex is None:
             self._aindex, self._aloop = AsyncStepIndex(store, kind=RUN_KIND), loop
         return self._aindex
+
+    def get_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """Each channel's writes up the parent chain of ``config``'s checkpoint and its seed
+        (LangGraph's ``DeltaChannel`` history); stops if the chain loops back."""
+        if not channels:
+            return {}
+        walk = calls.DeltaWalk(channels)
+        cursor = walk.start(self.get_tuple(config))
+        while cursor is not None:
+            cursor = walk.visit(self.get_tuple(cursor))
+        return walk.result()
+
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """Async :meth:`get_delta_channel_history`."""
+        if not channels:
+            return {}
+        walk = calls.DeltaWalk(channels)
+        cursor = walk.start(await self.aget_tuple(config))
+        while cursor is not None:
+            cursor = walk.visit(await self.aget_tuple(cursor))
+        return walk.result()
 
     def get_next_version(self, current: Version | None, channel: None = None) -> Version:
         """The next version of a channel, in the format the thread already uses.
@@ -426,6 +459,19 @@ class AgentckptSaver(BaseCheckpointSaver[Any]):
                 await index.delete_thread(thread_id)
         else:
             await index.keep_latest(threads, partial(calls.refuse_delta_threads, self._codec()))
+
+
+class _Setup:
+    """What :meth:`AgentckptSaver.setup` returns: nothing to use, or ``await`` it to open
+    the async store too, as code written for LangGraph's async savers does."""
+
+    __slots__ = ("_saver",)
+
+    def __init__(self, saver: AgentckptSaver) -> None:
+        self._saver = saver
+
+    def __await__(self) -> Generator[Any, None, None]:
+        return self._saver.asetup().__await__()
 
 
 class _SaverOpening:

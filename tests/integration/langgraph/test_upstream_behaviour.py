@@ -1,0 +1,132 @@
+"""What LangGraph's own savers' test suites expect and our saver first did differently.
+
+Each test is one failure found by running langgraph-checkpoint-sqlite 3.1.2's,
+langgraph-checkpoint 4.3.2's (InMemorySaver) and langgraph-checkpoint-postgres 3.2.0's
+tests against ``AgentckptSaver`` (docs/langgraph.md, "Other projects' test suites"), on
+a fresh SQLite file and a fresh PostgreSQL schema (``url``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+import pytest
+
+pytest.importorskip(
+    "langgraph", reason="LangGraph is not installed: pip install 'agentckpt[langgraph]'"
+)
+
+from langgraph.checkpoint.base import Checkpoint, empty_checkpoint
+
+from agentckpt.integrations.langgraph import AgentckptSaver
+
+THREAD: dict[str, Any] = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+
+
+def checkpoint(checkpoint_id: str, values: dict[str, Any] | None = None) -> Checkpoint:
+    value = empty_checkpoint()
+    value["id"] = checkpoint_id
+    value["channel_values"] = dict(values or {})
+    return value
+
+
+def at(checkpoint_id: str) -> dict[str, Any]:
+    return {"configurable": {**THREAD["configurable"], "checkpoint_id": checkpoint_id}}
+
+
+def test_metadata_keeps_a_writes_key(saver: AgentckptSaver) -> None:
+    # InMemorySaver and SqliteSaver keep every key; only PostgresSaver dropped "writes".
+    metadata: Any = {"source": "loop", "step": 1, "writes": {"foo": "bar"}, "score": None}
+    saved = saver.put(THREAD, checkpoint("c1"), metadata, {})
+
+    loaded = saver.get_tuple(saved)
+    assert loaded is not None
+    assert loaded.metadata == metadata
+    found = list(saver.list(None, filter={"writes": {"foo": "bar"}}))
+    assert [t.config["configurable"]["checkpoint_id"] for t in found] == ["c1"]
+
+
+def test_an_empty_checkpoint_id_names_the_latest_checkpoint(saver: AgentckptSaver) -> None:
+    root = saver.put(THREAD, checkpoint("a-older"), {}, {})
+    saver.put(root, checkpoint("z-newer"), {}, {})
+
+    latest = saver.get_tuple(at(""))
+    assert latest is not None
+    assert latest.config["configurable"]["checkpoint_id"] == "z-newer"
+    # A put under an empty id has no parent (LangGraph's savers test the id with `if`).
+    orphan = saver.put(
+        {"configurable": {"thread_id": "u", "checkpoint_ns": "", "checkpoint_id": ""}},
+        checkpoint("first"),
+        {},
+        {},
+    )
+    loaded = saver.get_tuple(orphan)
+    assert loaded is not None
+    assert loaded.parent_config is None
+
+
+def test_delta_channel_history_walks_the_parent_chain(saver: AgentckptSaver) -> None:
+    root = saver.put(THREAD, checkpoint("a-root", {"ch": "seed"}), {}, {})
+    saver.put_writes(root, [("ch", "write-root"), ("other", 1)], "task")
+    child = saver.put(root, checkpoint("z-child"), {}, {})
+
+    history = saver.get_delta_channel_history(config=child, channels=["ch", "none"])
+    assert history == {
+        "ch": {"writes": [("task", "ch", "write-root")], "seed": "seed"},
+        "none": {"writes": []},
+    }
+    assert saver.get_delta_channel_history(config=at(""), channels=["ch"]) == {
+        "ch": {"writes": [("task", "ch", "write-root")], "seed": "seed"}
+    }
+    assert saver.get_delta_channel_history(config=child, channels=[]) == {}
+
+
+def test_delta_channel_history_stops_where_the_parent_chain_loops(
+    saver: AgentckptSaver,
+) -> None:
+    # Putting "a" again under its child "b" makes the chain a -> b -> a: LangGraph's base
+    # walk followed it for ever.
+    a = saver.put(THREAD, checkpoint("cid-a"), {}, {})
+    b = saver.put(a, checkpoint("cid-b"), {}, {})
+    saver.put(b, checkpoint("cid-a"), {}, {})
+
+    results: list[Any] = []
+    walker = threading.Thread(
+        target=lambda: results.append(saver.get_delta_channel_history(config=b, channels=["ch"])),
+        daemon=True,  # a walk that never ends must not keep the test process alive
+    )
+    walker.start()
+    walker.join(timeout=30)
+    assert not walker.is_alive(), "the walk did not stop on a parent chain that loops"
+    assert results == [{"ch": {"writes": []}}]
+
+
+async def test_async_delta_channel_history_stops_where_the_parent_chain_loops(
+    url: str,
+) -> None:
+    async with AgentckptSaver.afrom_url(url) as saver:
+        a = await saver.aput(THREAD, checkpoint("cid-a", {"ch": 0}), {}, {})
+        await saver.aput_writes(a, [("ch", 1)], "task")
+        b = await saver.aput(a, checkpoint("cid-b"), {}, {})
+        await saver.aput(b, checkpoint("cid-a"), {}, {})  # no value now; its writes stay
+
+        history = await asyncio.wait_for(
+            saver.aget_delta_channel_history(config=b, channels=["ch"]), timeout=30
+        )
+    assert history == {"ch": {"writes": [("task", "ch", 1)]}}
+
+
+async def test_await_setup_opens_the_async_store(url: str) -> None:
+    # Code written for AsyncPostgresSaver sets a saver up with `await saver.setup()`.
+    saver = AgentckptSaver(url)
+    try:
+        await saver.setup()
+        saved = await saver.aput(THREAD, checkpoint("c1"), {}, {})
+        loaded = await saver.aget_tuple(saved)
+        assert loaded is not None
+        assert loaded.config["configurable"]["checkpoint_id"] == "c1"
+        assert saver.get_tuple(saved) is not None  # the sync store was opened too
+    finally:
+        await saver.aclose()
