@@ -34,14 +34,15 @@ BUDGET_SECONDS = 40.0
 
 
 class Writer:
-    """A running writer.py whose ACK lines are collected as they arrive."""
+    """A running writer (``script``, store_writer.py by default) whose ACK lines are
+    collected as they arrive."""
 
-    def __init__(self, args: list[str], stderr: IO[str]) -> None:
+    def __init__(self, args: list[str], stderr: IO[str], script: Path = WRITER) -> None:
         self.acks: list[int] = []
         self.lines: list[str] = []
         self.first_ack = threading.Event()
         self.proc = subprocess.Popen(
-            [sys.executable, str(WRITER), *args],
+            [sys.executable, str(script), *args],
             stdout=subprocess.PIPE,
             stderr=stderr,
             text=True,

@@ -210,9 +210,16 @@ class _Reader:
 
     def record(self, number: int, text: str) -> dict[str, Any]:
         try:
-            record = json.loads(text, parse_constant=_refuse_constant)
+            record = json.loads(
+                text,
+                parse_constant=_refuse_constant,
+                parse_float=_exact_float,
+                object_pairs_hook=_unique_keys,
+            )
         except RecursionError:
             raise self.error(number, "not JSON (nested too deeply)") from None
+        except _Inexact as exc:
+            raise self.error(number, f"cannot be imported exactly: {exc}") from None
         except ValueError as exc:
             raise self.error(number, f"not JSON ({exc})") from None
         if not isinstance(record, dict):
@@ -409,6 +416,32 @@ class _Reader:
 
 def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
+
+
+class _Inexact(ValueError):
+    """A line that parses, but not to what it says: it would be imported changed."""
+
+
+def _exact_float(text: str) -> float:
+    """``text`` as a float, unless a nonzero literal underflows to 0.0 (``1e-400``),
+    which nothing after could tell. One that overflows (``1e400``) reads as an infinity,
+    which every field refuses, naming itself."""
+    value = float(text)
+    if value == 0.0 and any(c in "123456789" for c in text.split("e")[0].split("E")[0]):
+        raise _Inexact(f"the number {text[:40]} is too small for a float (it reads as 0.0)")
+    return value
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """The object of ``pairs``; a key given twice would keep only its last value."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _Inexact(f"the key {key!r} appears twice in one object")
+            seen.add(key)
+    return out
 
 
 def import_runs(

@@ -60,7 +60,14 @@ class Artifacts:
     ) -> tuple[Any, list[PendingBlob]]:
         """The state to commit (large values replaced by references) and its new blobs;
         ``changed`` and ``encodings``: see :func:`~agentckpt.runs.offload.offload`."""
-        return offload(state, self.policy, self.uri_for, changed=changed, encodings=encodings)
+        return offload(
+            state,
+            self.policy,
+            self.uri_for,
+            changed=changed,
+            encodings=encodings,
+            max_depth=self.store.limits.max_depth,
+        )
 
     def persist(self, pending: Iterable[PendingBlob], known: set[str]) -> list[BlobRow]:
         """Make the pending blobs durable; rows to commit with the step (database store).

@@ -20,6 +20,12 @@ def run_id_for(agent_id: str, name: str) -> uuid.UUID:
         raise InvalidValueError(
             "name", f"a run name is a non-empty str of an agent_id str, got {name!r}"
         )
+    if "\x00" in name:
+        # The name goes into the lease owner, a text column: PostgreSQL refuses U+0000
+        # there (after the run was created) while SQLite keeps it; refuse it on both.
+        raise InvalidValueError(
+            "name", f"run name {name!r} contains U+0000, which no backend stores"
+        )
     try:
         return uuid.uuid5(_NAMES, f"{len(agent_id)}:{agent_id}:{name}")
     except UnicodeEncodeError:

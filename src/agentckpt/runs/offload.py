@@ -32,7 +32,7 @@ from typing import Any
 import orjson
 
 from agentckpt._core.blobs import BLOB_KEY, BlobRef, compress, digest_of, is_ref
-from agentckpt._core.codec import ORJSON_STRICT
+from agentckpt._core.codec import ORJSON_STRICT, Limits
 from agentckpt.errors import ConfigurationError, InvalidValueError
 
 __all__ = [
@@ -215,6 +215,7 @@ def offload(
     *,
     changed: list[Any] | None = None,
     encodings: list[bytes] | None = None,
+    max_depth: int = Limits().max_depth,
 ) -> tuple[Any, list[PendingBlob]]:
     """Return ``(state to commit, blobs to store first)``.
 
@@ -229,6 +230,10 @@ def offload(
     equal to the members of a state this function already returned: only those are
     looked at, so a step costs what it changed. ``encodings``, with ``changed`` only:
     their strict encodings (:func:`encodings_of`), so they are not encoded again.
+
+    A container nested deeper than ``max_depth`` (the store's ``Limits.max_depth``) is
+    refused here with the codec's :class:`InvalidValueError`: the walk recurses, so a
+    state thousands of levels deep would otherwise end in a ``RecursionError``.
     """
     threshold = policy.threshold
     if changed is not None and encodings is not None:
@@ -255,8 +260,15 @@ def offload(
             out[MEDIA_TYPE_KEY] = media_type
         return out
 
-    def walk(value: Any, path: str) -> Any:
+    def walk(value: Any, path: str, level: int = 1) -> Any:
         cls = type(value)
+        if level > max_depth and (cls is dict or cls is list):
+            # The same refusal (and path) as the codec's, which would see it next.
+            raise InvalidValueError(
+                path,
+                f"nesting is deeper than the limit of {max_depth} levels "
+                "(Limits.max_depth); a reference cycle also causes this",
+            )
         if cls is str:
             # A str's UTF-8 form is at most 4 bytes per character: skip the encode when
             # even that cannot pass the threshold.
@@ -290,7 +302,7 @@ def offload(
             for key, item in value.items():
                 if not path and _nothing_moves(item, threshold):
                     continue  # a member of the state without a long str or bytes
-                new = walk(item, f"{path}/{_escape(key) if type(key) is str else key}")
+                new = walk(item, f"{path}/{_escape(key) if type(key) is str else key}", level + 1)
                 if new is not item:
                     if out_dict is None:
                         out_dict = dict(value)
@@ -299,7 +311,7 @@ def offload(
         if cls is list:
             out_list: list[Any] | None = None
             for index, item in enumerate(value):
-                new = walk(item, f"{path}/{index}")
+                new = walk(item, f"{path}/{index}", level + 1)
                 if new is not item:
                     if out_list is None:
                         out_list = list(value)
