@@ -69,6 +69,44 @@ async def test_a_lone_run_commits_on_the_loop_thread(sqlite_url: str) -> None:
         assert checkpoint.state == {"n": 11, "text": "x" * 100}
 
 
+async def test_a_lone_run_committing_in_a_loop_lets_other_tasks_run(sqlite_url: str) -> None:
+    # An inline call does not suspend its caller by itself: without a yield, a run
+    # committing in a loop held the loop until it was done, and the other runs of one
+    # process got no step in (tests/crash/test_store.py's group writer found it).
+    async with await AsyncStore.connect(sqlite_url, inline_limit=GENEROUS) as store:
+        run = (await store.create_run(agent_id="a")).run_id
+        other = (await store.create_run(agent_id="b")).run_id
+        threads = Threads(store)
+        ticks = 0
+
+        async def tick() -> None:
+            nonlocal ticks
+            while True:
+                ticks += 1
+                await asyncio.sleep(0)
+
+        ticker = asyncio.create_task(tick())
+        await _commits(store, run, range(2))
+        before = ticks
+        await _commits(store, run, range(2, 42))
+        during = ticks - before
+        ticker.cancel()
+        assert threads.of("COMMIT").count(threading.get_ident()) >= 40  # inline...
+        assert during >= 40  # ...and the ticker ran beside each of them
+        # Two runs committing in loops both get on.
+        done: dict[Any, int] = {run: 0, other: 0}
+
+        async def loop(target: Any) -> None:
+            for n in range(30):
+                await store.commit(target, {"n": n})
+                done[target] += 1
+                if done[run] == 30 or done[other] == 30:
+                    return
+
+        await asyncio.gather(loop(run), loop(other))
+        assert min(done.values()) >= 15, done
+
+
 async def test_runs_committing_together_use_the_sqlite_thread(sqlite_url: str) -> None:
     async with await AsyncStore.connect(sqlite_url, inline_limit=GENEROUS) as store:
         runs = [(await store.create_run(agent_id=f"a{i}")).run_id for i in range(2)]

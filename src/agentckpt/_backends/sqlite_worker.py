@@ -191,6 +191,12 @@ class AsyncSqliteBackend:
         alone) and the worker is idle, else on the worker."""
         wanted = self._inline.lone if inline is None else inline
         if wanted and self._worker.idle and self._inline.allowed():
+            # An inline call never suspends its caller, and a coroutine whose awaits never
+            # suspend starves every other task on the loop (a run committing in a loop
+            # would hold it until done): let the others run first. Cancelled here, the
+            # call has not started. Then the worker must still be idle.
+            await asyncio.sleep(0)
+        if wanted and self._worker.idle and self._inline.allowed():
             start = time.perf_counter()
             try:
                 return self.sync.at_once(fn)
