@@ -255,11 +255,6 @@ def test_session_round_trips_exact_values(url: str) -> None:
     assert same(got, items)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="AgentckptSession('s\\ud800') raises UnicodeEncodeError, not InvalidValueError "
-    "(src/agentckpt/integrations/openai_agents, owned by another branch)",
-)
 def test_session_refuses_a_lone_surrogate_session_id(url: str) -> None:
     pytest.importorskip("agents", reason="pip install 'agentckpt[openai-agents]'")
     from agentckpt.integrations.openai_agents import AgentckptSession

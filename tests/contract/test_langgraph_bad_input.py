@@ -4,10 +4,9 @@ Channel values and metadata go through LangGraph's own serializer, which keeps N
 infinities and U+0000 in values (lossless, as row 18 allows); a lone surrogate in a
 value comes back as ``?`` (recorded below as a gap).
 What it cannot encode (a lone surrogate in a dict key, an int past 64 bits, nesting past
-its recursion limit) fails in ``put`` with LangGraph's ``TypeError``: here nothing of the
-refused checkpoint is stored and the thread's checkpoints read back unchanged. That the
-error is LangGraph's ``TypeError`` and not an ``InvalidValueError`` naming the path is
-the recorded gap (``xfail``, strict: it fails once fixed, so the marker goes).
+its recursion limit) fails in ``put`` with an ``InvalidValueError`` naming the channel
+(the saver turns the serializer's ``TypeError`` into it): nothing of the refused
+checkpoint is stored and the thread's checkpoints read back unchanged.
 """
 
 from __future__ import annotations
@@ -63,8 +62,11 @@ def test_an_unencodable_value_stores_nothing(url: str, name: str, where: str) ->
         before = stored(url)
         bad = UNENCODABLE[name]()
         values, metadata = ({"v": bad}, {}) if where == "value" else ({"a": 2}, {"note": bad})
-        with pytest.raises((TypeError, InvalidValueError)):
+        with pytest.raises(InvalidValueError) as raised:
             put(saver, values, **metadata)
+        # The channel (an item of it when the value is a list), or the metadata.
+        named = "/channel_values/v" if where == "value" else "/metadata"
+        assert raised.value.path.startswith(named), raised.value.path
         assert stored(url) == before
         latest = saver.get_tuple({"configurable": {"thread_id": "t", "checkpoint_ns": ""}})
         assert latest is not None
@@ -107,12 +109,8 @@ def test_a_lone_surrogate_in_a_channel_value_is_kept_or_refused(url: str) -> Non
     assert kept, f"read back as {got!a}"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="LangGraph's serializer raises TypeError; the saver does not turn it into an "
-    "InvalidValueError naming the channel (src/agentckpt/integrations, another branch)",
-)
 @pytest.mark.parametrize("name", ["10**5000", "depth-20000"])
 def test_an_unencodable_value_is_an_invalid_value_error(url: str, name: str) -> None:
-    with AgentckptSaver.from_url(url) as saver, pytest.raises(InvalidValueError):
+    with AgentckptSaver.from_url(url) as saver, pytest.raises(InvalidValueError) as raised:
         put(saver, {"v": UNENCODABLE[name]()})
+    assert raised.value.path in ("/channel_values/v", "/channel_values/v/0")

@@ -47,6 +47,11 @@ class Serde(Protocol):
     def loads_typed(self, data: tuple[str, bytes]) -> Any: ...
 
 
+def _pointer(key: Any) -> str:
+    """``key`` as one JSON Pointer (RFC 6901) reference token."""
+    return str(key).replace("~", "~0").replace("/", "~1")
+
+
 def _blob(data: bytes, blobs: dict[str, BlobRow]) -> dict[str, Any]:
     digest = digest_of(data)
     if digest not in blobs:
@@ -80,14 +85,18 @@ class CheckpointCodec:
         rest = {k: v for k, v in checkpoint.items() if k not in ("id", "channel_values")}
         values: dict[str, Any] = {}
         for name, value in checkpoint.get("channel_values", {}).items():
+            where = f"/channel_values/{_pointer(name)}"
             if type(value) is list:
                 # Depth: state -> values -> list -> item.
-                values[name] = [self._item(item, blobs, depth=4) for item in value]
+                values[name] = [
+                    self._item(item, blobs, depth=4, path=f"{where}/{i}")
+                    for i, item in enumerate(value)
+                ]
             else:
-                values[name] = self._item(value, blobs, depth=3)
+                values[name] = self._item(value, blobs, depth=3, path=where)
         state = {
             "id": checkpoint["id"],
-            "checkpoint": self._item(rest, blobs, depth=2, offload=False),
+            "checkpoint": self._item(rest, blobs, depth=2, offload=False, path=""),
             "values": values,
         }
         return state, tuple(blobs.values())
@@ -96,14 +105,14 @@ class CheckpointCodec:
         """Metadata as exact JSON text (serializer-wrapped if it is not JSON)."""
         value: Any = dict(metadata)
         if not (self.inline_json and self._plain(value, depth=0)):
-            value = self._wrap(value, {}, offload=False)
+            value = self._wrap(value, {}, offload=False, path="/metadata")
         return encode_trusted(value).decode("utf-8")
 
     def encode_write(
         self, task_id: str, task_path: str, idx: int, channel: str, value: Any
     ) -> PendingWrite:
         """A pending write, serialized by ``serde``."""
-        type_, payload = self.serde.dumps_typed(value)
+        type_, payload = self._dumps(value, f"/writes/{_pointer(channel)}")
         return PendingWrite(
             task_id=task_id,
             channel=channel,
@@ -124,7 +133,13 @@ class CheckpointCodec:
         return True
 
     def _item(
-        self, value: Any, blobs: dict[str, BlobRow], *, depth: int, offload: bool = True
+        self,
+        value: Any,
+        blobs: dict[str, BlobRow],
+        *,
+        depth: int,
+        path: str,
+        offload: bool = True,
     ) -> Any:
         if self.inline_json and self._plain(value, depth=depth):
             if offload and type(value) is str and len(value) > self.blob_threshold:
@@ -132,10 +147,23 @@ class CheckpointCodec:
                 if len(data) > self.blob_threshold:
                     return {TEXT_KEY: _blob(data, blobs)}
             return value
-        return self._wrap(value, blobs, offload=offload)
+        return self._wrap(value, blobs, offload=offload, path=path)
 
-    def _wrap(self, value: Any, blobs: dict[str, BlobRow], *, offload: bool) -> dict[str, Any]:
-        type_, data = self.serde.dumps_typed(value)
+    def _dumps(self, value: Any, path: str) -> tuple[str, bytes]:
+        """``serde.dumps_typed(value)``; what it cannot encode (an int past 64 bits, a
+        value nested past msgpack's limit) is an :class:`InvalidValueError` at ``path``,
+        not the serializer's own ``TypeError``, before anything is written."""
+        try:
+            return self.serde.dumps_typed(value)
+        except (TypeError, ValueError, OverflowError, RecursionError) as exc:
+            raise InvalidValueError(
+                path, f"LangGraph's serializer cannot encode it ({type(exc).__name__}: {exc})"
+            ) from exc
+
+    def _wrap(
+        self, value: Any, blobs: dict[str, BlobRow], *, offload: bool, path: str
+    ) -> dict[str, Any]:
+        type_, data = self._dumps(value, path)
         if offload and len(data) > self.blob_threshold:
             return {SERDE_KEY: [type_, _blob(bytes(data), blobs)]}
         return {SERDE_KEY: [type_, base64.b64encode(data).decode("ascii")]}

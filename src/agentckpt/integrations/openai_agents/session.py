@@ -122,6 +122,13 @@ class AgentckptSession:
             raise ConfigurationError("AgentckptSession needs exactly one of url= and store=")
         if type(session_id) is not str or not session_id:
             raise ConfigurationError(f"session_id must be a non-empty str, got {session_id!r}")
+        try:
+            session_id.encode("utf-8")
+        except UnicodeEncodeError:
+            # The id names the run (uuid5 of its UTF-8 bytes) and goes into its metadata.
+            raise InvalidValueError(
+                "", f"session_id {session_id!r} holds a lone surrogate: it is not UTF-8 text"
+            ) from None
         self.session_id = session_id
         self.session_settings = (
             coerce_session_settings(session_settings)
