@@ -97,7 +97,8 @@ def test_values_langgraph_can_carry_round_trip(url: str) -> None:
 @pytest.mark.xfail(
     strict=True,
     reason="LangGraph's msgpack serializer turns a lone surrogate into '?' (silently changed); "
-    "the saver neither keeps nor refuses it (src/agentckpt/integrations, another branch)",
+    "the saver neither keeps nor refuses it (refusing would mean walking every channel "
+    "value for surrogates before LangGraph's serializer sees it)",
 )
 def test_a_lone_surrogate_in_a_channel_value_is_kept_or_refused(url: str) -> None:
     try:
