@@ -6,7 +6,6 @@ Connection kills only ever target this test's own connections (found by a unique
 
 from __future__ import annotations
 
-import inspect
 import json
 import subprocess
 import sys
@@ -29,6 +28,7 @@ from agentckpt import (
 )
 from agentckpt._backends.factory import parse_url
 from agentckpt._backends.sql import load_migrations
+from tests.support.acks import after_each_commit
 from tests.support.dbsql import run_sql
 from tests.support.facade import AsyncFacade
 
@@ -185,7 +185,6 @@ def test_killed_connections_are_replaced(make_store: Any, url: str) -> None:
 def _lose_first_ack(store: Any, monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Make the next backend commit really commit, then report a broken connection."""
     backend = backend_of(store)
-    real = backend.commit_batch
     calls: list[int] = []
 
     def maybe_lose(writes: Any) -> None:
@@ -193,21 +192,7 @@ def _lose_first_ack(store: Any, monkeypatch: pytest.MonkeyPatch) -> list[int]:
         if len(calls) == 1:
             raise OutcomeUnknownError("simulated: the connection broke after COMMIT was sent")
 
-    if inspect.iscoroutinefunction(real):
-
-        async def commit_batch(writes: Any) -> Any:
-            outcomes = await real(writes)
-            maybe_lose(writes)
-            return outcomes
-
-    else:
-
-        def commit_batch(writes: Any) -> Any:  # type: ignore[misc]
-            outcomes = real(writes)
-            maybe_lose(writes)
-            return outcomes
-
-    monkeypatch.setattr(backend, "commit_batch", commit_batch)
+    monkeypatch.setattr(backend, "commit_batch", after_each_commit(backend, maybe_lose))
     return calls
 
 

@@ -10,7 +10,6 @@ it out or raises it; a retry of the same call is then recognised, never stored t
 from __future__ import annotations
 
 import asyncio
-import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +18,7 @@ import pytest
 from agentckpt import OutcomeUnknownError, Store
 from agentckpt.conversation import Conversations
 from tests.integration.conversation.conftest import api, clock, make_conversations, raw_store
+from tests.support.acks import after_each_commit
 from tests.support.conversation import CONFIG, TOOLS
 from tests.support.dbsql import run_sql
 
@@ -29,7 +29,6 @@ def lose_next_ack(store: Any) -> list[int]:
     """Make the store's next backend commit commit, then raise OutcomeUnknownError;
     returns the list of batches committed since (its length counts them)."""
     backend = store.backend
-    real = backend.commit_batch
     batches: list[int] = []
 
     def after(writes: Any) -> None:
@@ -37,21 +36,7 @@ def lose_next_ack(store: Any) -> list[int]:
         if len(batches) == 1:
             raise OutcomeUnknownError("simulated: the connection broke after COMMIT was sent")
 
-    if inspect.iscoroutinefunction(real):
-
-        async def commit_batch(writes: Any) -> Any:
-            outcomes = await real(writes)
-            after(writes)
-            return outcomes
-
-    else:
-
-        def commit_batch(writes: Any) -> Any:  # type: ignore[misc]
-            outcomes = real(writes)
-            after(writes)
-            return outcomes
-
-    backend.commit_batch = commit_batch
+    backend.commit_batch = after_each_commit(backend, after)
     return batches
 
 

@@ -33,7 +33,7 @@ from agentckpt import RunNotFoundError, Store
 from agentckpt.conversation import Conversations
 from tests.crash.conversation_agent import CONFIG, TOOLS, expected_messages
 from tests.crash.powerloss import build_shim, cut_power, shim_env
-from tests.crash.test_store import WRITER, verify
+from tests.crash.test_store import WRITER, group_acks, verify
 
 RUN_AGENT = Path(__file__).with_name("run_agent.py")
 CONVERSATION_AGENT = Path(__file__).with_name("conversation_agent.py")
@@ -148,15 +148,7 @@ def test_power_loss_under_async_group_commit_loses_no_acknowledged_step(
             rng,
             tmp_path / f"writer-{cut}.err",
         )
-        acked: dict[str, list[int]] = {run: [] for run in runs}
-        for line in lines:
-            words = line.split()
-            if words[0] == "START":
-                assert int(words[2]) == last[words[1]], f"resumed elsewhere ({where}): {line}"
-            elif words[0] == "ACK":
-                acked[words[1]].append(int(words[2]))
-            else:
-                pytest.fail(f"writer said {line!r} ({where})")
+        acked = group_acks(lines, last, where)
         discarded += cut_power(journal)
         for run in runs:
             steps = acked[run]

@@ -192,6 +192,21 @@ def test_sigkill_loses_no_acknowledged_step(
 GROUP_RUNS = 8
 
 
+def group_acks(lines: list[str], last: dict[str, int], where: str) -> dict[str, list[int]]:
+    """The steps the group writer acknowledged, by run; each run must have started from
+    the head ``last`` holds for it, and the writer said nothing else."""
+    acked: dict[str, list[int]] = {run: [] for run in last}
+    for line in lines:
+        words = line.split()
+        if words[0] == "START":
+            assert int(words[2]) == last[words[1]], f"resumed elsewhere ({where}): {line}"
+        elif words[0] == "ACK":
+            acked[words[1]].append(int(words[2]))
+        else:
+            pytest.fail(f"writer said {line!r} ({where})")
+    return acked
+
+
 @pytest.mark.crash
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
 def test_sigkill_under_group_commit_loses_no_acknowledged_step(
@@ -218,15 +233,7 @@ def test_sigkill_under_group_commit_loses_no_acknowledged_step(
             stderr.seek(0)
             assert code == -signal.SIGKILL, f"writer ended with {code} ({where}): {stderr.read()}"
         settle(url, name)
-        acked: dict[str, list[int]] = {run: [] for run in runs}
-        for line in writer.lines:
-            words = line.split()
-            if words[0] == "START":
-                assert int(words[2]) == last[words[1]], f"resumed elsewhere ({where}): {line}"
-            elif words[0] == "ACK":
-                acked[words[1]].append(int(words[2]))
-            else:
-                pytest.fail(f"writer said {line!r} ({where})")
+        acked = group_acks(writer.lines, last, where)
         for run in runs:
             steps = acked[run]
             assert steps == list(range(last[run] + 1, last[run] + 1 + len(steps))), where
