@@ -280,25 +280,34 @@ def test_a_list_nested_in_a_member_grows_and_is_edited_in_place(make_store: Any)
         assert dump(fresh.state_at(run.run_id, step).state) == expected
 
 
-def test_prune_keeps_rows_bounded(make_store: Any, url: str) -> None:
-    store = make_store(policy=PRUNING)
+@pytest.mark.parametrize(
+    "policy", [PRUNING, SnapshotPolicy(interval=5, chain_share=0)], ids=["stretched", "fixed"]
+)
+def test_prune_keeps_rows_bounded(make_store: Any, url: str, policy: SnapshotPolicy) -> None:
+    store = make_store(policy=policy)
     run = store.create_run()
+    # The fixed cadence keeps at most interval rows; a state that grows by less than
+    # chain_share of itself over an interval keeps at most interval * stretch.
+    bound = policy.interval if policy.chain_share == 0 else policy.interval * policy.stretch
     for n in range(1, 101):
         store.commit(run.run_id, conversation(n))
         infos = store.steps(run.run_id)
         kept = [i.step for i in infos]
-        assert len(kept) <= 5
+        assert len(kept) <= bound
         assert kept == list(range(kept[0], n + 1))  # the newest steps, no holes
         assert infos[0].kind == "snapshot"
         assert [i.kind for i in infos[1:]] == ["delta"] * (len(infos) - 1)
         if n % 10 == 0:
             assert kept[0] == store.get_run(run.run_id).snapshot_step
-    assert [i.step for i in store.steps(run.run_id)] == [96, 97, 98, 99, 100]
-    assert len(step_rows(url, run.run_id)) == 5
-    for n in range(96, 101):
+    last = store.get_run(run.run_id).snapshot_step
+    # 5 steps of one short message each are far less than a quarter of the state.
+    assert last == 96 if policy.chain_share == 0 else last < 96
+    assert [i.step for i in store.steps(run.run_id)] == list(range(last, 101))
+    assert len(step_rows(url, run.run_id)) == 101 - last
+    for n in range(last, 101):
         assert dump(store.state_at(run.run_id, n).state) == dump(conversation(n))
     with pytest.raises(StepNotFoundError):
-        store.state_at(run.run_id, 95)
+        store.state_at(run.run_id, last - 1)
     assert dump(store.latest(run.run_id).state) == dump(conversation(100))
 
 

@@ -12,15 +12,21 @@ Kind = Literal["snapshot", "delta"]
 class SnapshotPolicy:
     """Snapshot cadence and pruning.
 
-    A step is a snapshot when the run has none yet, when ``interval`` steps have passed
-    since the last one, when the deltas since it would pass ``max_chain_bytes``, or when
-    the delta would not be smaller than the state itself. Resume reads the newest
-    snapshot plus the deltas after it, so these bounds also bound resume cost.
+    A step is a snapshot when the run has none yet, when the delta would not be smaller
+    than the state itself, when the deltas since the last snapshot would pass
+    ``max_chain_bytes``, or once ``interval`` steps have passed since it, provided the
+    deltas since it hold at least ``chain_share`` of the state's bytes. A large state
+    that changes a little a step is so rewritten once its changes add up to a share of
+    it, not every ``interval`` steps: its cost spreads over the bytes that changed.
+    ``stretch`` bounds how far: after ``interval * stretch`` steps a snapshot is taken
+    whatever the sizes. Resume reads the newest snapshot plus the deltas after it, so
+    these bounds also bound resume cost. ``chain_share=0`` (or ``stretch=1``) is a
+    snapshot every ``interval`` steps.
 
     With ``prune=True`` each new snapshot deletes every older step of the run, which
-    keeps a run's rows and bytes bounded however long it runs; the newest snapshot and
-    every step after it are never deleted. With ``prune=False`` every step is kept for
-    time travel and forks.
+    keeps a run's rows and bytes bounded however long it runs (at most
+    ``interval * stretch`` rows); the newest snapshot and every step after it are never
+    deleted. With ``prune=False`` every step is kept for time travel and forks.
 
     Example::
 
@@ -28,6 +34,8 @@ class SnapshotPolicy:
     """
 
     interval: int = 20
+    chain_share: float = 0.25
+    stretch: int = 4
     max_chain_bytes: int = 4 * 1024 * 1024
     prune: bool = True
 
@@ -35,6 +43,11 @@ class SnapshotPolicy:
         # bool is an int subclass: interval=True would be a cadence of one step by accident.
         if type(self.interval) is not int or self.interval < 1:
             raise ValueError(f"interval must be an integer >= 1, got {self.interval!r}")
+        share = self.chain_share
+        if type(share) not in (int, float) or not 0 <= share <= 1:
+            raise ValueError(f"chain_share must be a number from 0 to 1, got {share!r}")
+        if type(self.stretch) is not int or self.stretch < 1:
+            raise ValueError(f"stretch must be an integer >= 1, got {self.stretch!r}")
         if type(self.max_chain_bytes) is not int or self.max_chain_bytes < 0:
             raise ValueError(
                 f"max_chain_bytes must be an integer >= 0, got {self.max_chain_bytes!r}"
@@ -55,10 +68,13 @@ class SnapshotPolicy:
         ``steps_since_snapshot`` is None when the run has no snapshot to build on.
         Sizes are encoded bytes before compression, so the choice is deterministic.
         """
-        if steps_since_snapshot is None or steps_since_snapshot >= self.interval:
+        if steps_since_snapshot is None or delta_bytes >= state_bytes:
             return "snapshot"
-        if chain_bytes + delta_bytes > self.max_chain_bytes:
+        chain = chain_bytes + delta_bytes
+        if chain > self.max_chain_bytes:
             return "snapshot"
-        if delta_bytes >= state_bytes:
+        if steps_since_snapshot < self.interval:
+            return "delta"
+        if chain >= self.chain_share * state_bytes:
             return "snapshot"
-        return "delta"
+        return "snapshot" if steps_since_snapshot >= self.interval * self.stretch else "delta"

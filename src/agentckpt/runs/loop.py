@@ -125,7 +125,9 @@ class AgentRun:
     default lease ``owner`` is this host and the name, so the same call restarted here
     after a crash takes its lease over at once. Each step's state is committed as a delta
     against the previous one, with a full snapshot every ``snapshot_interval`` steps
-    that prunes the steps before it, so a run's rows stay bounded however long it runs.
+    (up to four times later for a state much larger than its changes, see
+    :class:`SnapshotPolicy`) that prunes the steps before it, so a run's rows stay bounded
+    however long it runs.
 
     While open, the worker holds the run's lease (renewed by a heartbeat); every commit
     is fenced by the lease epoch, so a worker whose lease was taken over writes nothing.

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from agentckpt import AsyncStore, OutcomeUnknownError
+from agentckpt import AsyncStore, OutcomeUnknownError, SnapshotPolicy
 from agentckpt.runs import (
     AsyncAgentRun,
     FatalError,
@@ -425,7 +425,10 @@ def test_a_snapshot_after_an_effect_prunes_it_and_one_without_deletes_nothing_ne
             ctx.state["r"] = ctx.effect("e", lambda key: ctx.step)
         return ctx.state
 
-    run = runs.agent_run(initial_state={"prompt": PROMPT}, snapshot_interval=4)
+    # A state that changes at three steps of twelve would wait for its share of changes
+    # before a snapshot (SnapshotPolicy.chain_share); this test needs them at 4 and 8.
+    fixed = type(runs.store)(runs.store.backend, policy=SnapshotPolicy(chain_share=0))
+    run = runs.agent_run(store=fixed, initial_state={"prompt": PROMPT}, snapshot_interval=4)
     for info in run.steps(step, max_steps=12):
         if info.step == 11:
             # Snapshots at 4 (prunes 1 and 2) and 8 (nothing recorded since: skipped).

@@ -10,7 +10,8 @@ and tool check, pending turn and dangling calls; archived turns stay unread). Th
 read, ``recover`` with every archived message, is timed beside it (``resume_all``).
 
 The long run goes through :class:`~agentckpt.runs.AsyncAgentRun` (lease, heartbeat,
-delta steps, a snapshot every 20 steps that prunes what came before); resume is
+delta steps, a snapshot every 20 steps, or up to 80 for a large state changed a little,
+that prunes what came before); resume is
 ``AsyncStore.latest`` on a new store object sharing the connections (no cached head).
 """
 

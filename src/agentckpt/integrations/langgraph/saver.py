@@ -71,9 +71,11 @@ __all__ = [
 RUN_KIND = kinds.LANGGRAPH
 """The ``kind`` of the runs that store LangGraph threads."""
 
-DEFAULT_POLICY = SnapshotPolicy(interval=100, prune=False)
+DEFAULT_POLICY = SnapshotPolicy(interval=100, stretch=1, prune=False)
 """Every checkpoint stays listable (``prune=False``); a snapshot every 100 checkpoints bounds
-what a read replays, and the default chain byte budget bounds it in bytes."""
+what a read replays, and the default chain byte budget bounds it in bytes. Not stretched:
+LangGraph reads the latest checkpoint before every step, and 100 is already five times the
+store's interval."""
 
 
 class AgentckptSaver(BaseCheckpointSaver[Any]):
