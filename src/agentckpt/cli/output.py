@@ -21,14 +21,21 @@ from agentckpt._core.timestamps import iso_utc
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d|w)\s*$")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+# 100 years: an age past it reaches before any stored timestamp (PostgreSQL refuses the
+# date it would compute; SQLite would compare it as text and match nothing).
+_MAX_SECONDS = 36_500 * 86400
 
 
 def parse_duration(text: str) -> float:
-    """Seconds in ``30s``, ``15m``, ``1h``, ``7d`` or ``2w``; ValueError otherwise."""
+    """Seconds in ``30s``, ``15m``, ``1h``, ``7d`` or ``2w`` (at most 100 years);
+    ValueError otherwise."""
     match = _DURATION.match(text)
     if not match:
         raise ValueError(f"invalid duration {text!r}: use e.g. 30s, 15m, 1h, 7d or 2w")
-    return float(match[1]) * _UNIT_SECONDS[match[2]]
+    seconds = float(match[1]) * _UNIT_SECONDS[match[2]]
+    if seconds > _MAX_SECONDS:
+        raise ValueError(f"duration {text!r} is longer than 100 years (36500d)")
+    return seconds
 
 
 def format_time(value: datetime, *, precise: bool = False) -> str:

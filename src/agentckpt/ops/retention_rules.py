@@ -13,6 +13,10 @@ from agentckpt.errors import ConfigurationError
 __all__ = ["DAY", "Retention", "RetentionPolicy", "RetentionReport", "load_retention"]
 
 DAY = 86400.0
+# Past this a cut-off is before any timestamp the databases keep (PostgreSQL refuses the
+# date, SQLite's text comparison would silently match nothing): None turns a rule off.
+MAX_DAYS = 36_500
+MAX_KEEP = 10**12
 _RULES = ("ended_days", "failed_days", "keep_runs", "history_days")
 
 
@@ -29,12 +33,21 @@ class RetentionPolicy:
         for name in ("ended_days", "failed_days", "history_days"):
             value = getattr(self, name)
             if value is not None and (
-                isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not 0 <= value <= MAX_DAYS
             ):
-                raise ConfigurationError(f"retention {name} must be a number >= 0, got {value!r}")
+                raise ConfigurationError(
+                    f"retention {name} must be a number of days from 0 to {MAX_DAYS} "
+                    f"(None: off), got {value!r}"
+                )
         keep = self.keep_runs
-        if keep is not None and (isinstance(keep, bool) or not isinstance(keep, int) or keep < 0):
-            raise ConfigurationError(f"retention keep_runs must be an int >= 0, got {keep!r}")
+        if keep is not None and (
+            isinstance(keep, bool) or not isinstance(keep, int) or not 0 <= keep <= MAX_KEEP
+        ):
+            raise ConfigurationError(
+                f"retention keep_runs must be an int from 0 to {MAX_KEEP}, got {keep!r}"
+            )
 
     @property
     def empty(self) -> bool:

@@ -66,6 +66,8 @@ def test_reading_never_creates_a_sqlite_file(
     ("argv", "message"),
     [
         (["runs", "list", "--older-than", "1x"], "invalid duration '1x'"),
+        (["runs", "list", "--older-than", "36501d"], "longer than 100 years"),
+        (["retention", "show", "--ended-after", "99999999999d"], "longer than 100 years"),
         (["runs", "show", "not-a-run"], "'not-a-run' is not a run id"),
         (["runs", "diff", str(uuid.uuid4()), "1"], "the following arguments are required"),
         (["frobnicate"], "invalid choice: 'frobnicate'"),
@@ -133,6 +135,9 @@ def test_parse_duration() -> None:
     assert parse_duration("2w") == 1209600
     with pytest.raises(ValueError, match="invalid duration"):
         parse_duration("10")
+    assert parse_duration("36500d") == 36500 * 86400
+    with pytest.raises(ValueError, match="longer than 100 years"):
+        parse_duration("5300w")
 
 
 def test_human_bytes() -> None:

@@ -126,7 +126,10 @@ def test_the_async_twin_applies_the_same_rules(url: str) -> None:
     "bad",
     [
         {"default": {"ended_days": -1}},
+        {"default": {"ended_days": 36_501}},  # past 100 years: no stored time is older
+        {"default": {"history_days": 1e400}},
         {"default": {"keep_runs": 1.5}},
+        {"default": {"keep_runs": 2**63}},
         {"default": {"forever": 1}},
         {"agents": []},
         [],
