@@ -23,6 +23,7 @@ from agentckpt.crypto.sealing import STEP
 from agentckpt.errors import InvalidValueError, StoreError
 from agentckpt.ops import queries
 from agentckpt.ops.kinds import unpack_payload
+from agentckpt.store.arguments import check_text
 from agentckpt.store.store import Store, as_run_id
 
 
@@ -276,6 +277,10 @@ class RunFilter:
     orphan_after: float = ORPHAN_AFTER_SECONDS
 
     def __post_init__(self) -> None:
+        # A U+0000 would be PostgreSQL's own error (its text cannot hold one) and only a
+        # miss on SQLite: refused alike, as the store refuses it in its own filters.
+        for name in ("kind", "status", "agent_id", "search"):
+            check_text(name, getattr(self, name), optional=True)
         if self.flag is not None and self.flag not in RUN_FLAGS:
             raise InvalidValueError("", f"flag {self.flag!r} is not one of {', '.join(RUN_FLAGS)}")
         for name in ("updated_within", "idle_seconds", "orphan_after"):

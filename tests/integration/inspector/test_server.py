@@ -126,6 +126,11 @@ def test_errors_are_pages(served: Served) -> None:
     huge = 10**30
     assert fetch(f"{served.base}runs/{rid}/steps/{huge}").status == 400
     assert fetch(f"{served.base}runs/{rid}/diff?a=1&b={huge}").status == 400
+    # U+0000 in a filter was PostgreSQL's own error as a 503; it is a bad request on both.
+    for name, field in (("agent", "agent_id"), ("q", "search"), ("status", "status")):
+        refused = fetch(f"{served.base}?{name}=a%00b")
+        assert refused.status == 400
+        assert f"{field} &#39;a\\x00b&#39; contains U+0000" in refused.body
 
 
 def test_read_only(served: Served) -> None:
