@@ -320,7 +320,9 @@ async def warn_if_weak(conn: Conn) -> list[Weakness]:
     One query, on the pool's first connection: every connection of the pool starts
     with the same URL, role and database, so the settings the session sees (the
     server's, a role's or database's ``ALTER ... SET``, the URL's ``options=-c ...``)
-    are the ones every commit runs under. A warning, not a refusal: the store works,
+    are the ones every commit runs under (until a failover moves the URL to a server
+    configured otherwise: the next store to connect sees that). A warning, not a
+    refusal: the store works,
     and ``agentckpt doctor`` (which applies the same rules) is the gate to fail a
     deployment on.
     """
