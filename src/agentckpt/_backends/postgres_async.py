@@ -18,6 +18,7 @@ they are, with a note saying the write's outcome is unknown.
 
 from __future__ import annotations
 
+import logging
 import math
 import secrets
 import time
@@ -54,6 +55,7 @@ from agentckpt._backends.pg_errors import (
 )
 from agentckpt._backends.routing_async import AsyncShardRouter
 from agentckpt._backends.sql import load_migrations, load_queries, positional_sql
+from agentckpt._core.durability import WEAK_SETTINGS_QUERY, Weakness, weak_settings
 from agentckpt._core.writes import CommitOutcome, Committed, Refused, Row, StepWrite
 from agentckpt.errors import (
     ConfigurationError,
@@ -64,6 +66,7 @@ from agentckpt.errors import (
 from agentckpt.tenancy.names import DEFAULT_TENANT, TENANT_SETTING, check_tenant
 
 T = TypeVar("T")
+log = logging.getLogger("agentckpt.store")
 # Citus when installed, no partitions: the layout of a store URL without settings.
 DEFAULT_LAYOUT = Layout()
 Conn = psycopg.AsyncConnection[Row]
@@ -308,6 +311,38 @@ async def check_search_path(conn: Conn, schema: str) -> None:
         )
 
 
+async def warn_if_weak(conn: Conn) -> list[Weakness]:
+    """Log one WARNING (logger ``agentckpt.store``) when ``conn``'s session runs with a
+    setting under which PostgreSQL can lose a commit it acknowledged (``fsync`` or
+    ``full_page_writes`` off, ``synchronous_commit = off``, or ``local`` while
+    synchronous standbys are configured); the weaknesses found.
+
+    One query, on the pool's first connection: every connection of the pool starts
+    with the same URL, role and database, so the settings the session sees (the
+    server's, a role's or database's ``ALTER ... SET``, the URL's ``options=-c ...``)
+    are the ones every commit runs under (until a failover moves the URL to a server
+    configured otherwise: the next store to connect sees that). A warning, not a
+    refusal: the store works,
+    and ``agentckpt doctor`` (which applies the same rules) is the gate to fail a
+    deployment on.
+    """
+    cur = await conn.execute(WEAK_SETTINGS_QUERY)
+    row = await cur.fetchone()
+    found = weak_settings(row or {})
+    if found:
+        info = conn.info
+        log.warning(
+            "PostgreSQL at %s:%s, database %s, runs this store's connections with "
+            "settings that can lose acknowledged commits: %s. agentckpt doctor lists "
+            "every durability check",
+            info.host,
+            info.port,
+            info.dbname,
+            "; ".join(weakness.describe() for weakness in found),
+        )
+    return found
+
+
 # Reads whose results come in binary: the steps' payloads and checksums (bytea) arrive
 # as their bytes, not as hex text twice their size that the client unescapes, and every
 # column these return has a binary loader that gives the text loader's value (no json
@@ -451,6 +486,7 @@ class AsyncPostgresBackend:
         try:
             async with pool.connection(timeout=options.wait) as conn:
                 await check_search_path(conn, options.schema)
+                await warn_if_weak(conn)
         except BaseException:
             await pool.close()
             raise

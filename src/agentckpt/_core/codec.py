@@ -27,6 +27,7 @@ from agentckpt.errors import ConfigurationError, CorruptDataError, InvalidValueE
 
 __all__ = [
     "DEFAULT_LIMITS",
+    "MAX_SUPPORTED_BYTES",
     "Limits",
     "decode",
     "decode_unguarded",
@@ -43,6 +44,16 @@ __all__ = [
 # never read back.
 _MAX_SUPPORTED_DEPTH = 900
 
+# The largest Limits.max_bytes. PostgreSQL holds at most 1 GiB in one field and in one
+# protocol message (a bigger bytea drops the connection: "invalid message length"), and
+# sends a bytea read in text format as hex, twice its size, so a value over about
+# 512 MiB could be written but not read back by a text-format query; SQLite's default
+# SQLITE_MAX_LENGTH is 1,000,000,000 bytes for a value and for a whole row. 256 MiB
+# leaves room for either, for the row's other columns, for what compression and
+# encryption add to an incompressible value, and for a state and a blob of this size
+# in one commit.
+MAX_SUPPORTED_BYTES = 256 * 1024 * 1024
+
 
 @dataclass(frozen=True, slots=True)
 class Limits:
@@ -55,7 +66,11 @@ class Limits:
     for the few levels a delta op adds around a value (``[{"value": ...}]``).
 
     ``max_bytes`` bounds one encoded document, so a runaway state fails loudly at commit
-    time instead of producing a row the database or a reader chokes on.
+    time instead of producing a row the database or a reader chokes on. The run loop and
+    the conversation API apply it to each value they move to a blob too (its raw bytes).
+    At most :data:`MAX_SUPPORTED_BYTES` (256 MiB): past that the backends cannot be
+    relied on to store and read the value back (PostgreSQL drops the connection for a
+    value over 1 GiB).
     """
 
     max_depth: int = 200
@@ -67,9 +82,10 @@ class Limits:
                 f"Limits.max_depth must be an int from 1 to {_MAX_SUPPORTED_DEPTH}, "
                 f"got {self.max_depth!r}"
             )
-        if type(self.max_bytes) is not int or self.max_bytes < 1:
+        if type(self.max_bytes) is not int or not 1 <= self.max_bytes <= MAX_SUPPORTED_BYTES:
             raise ConfigurationError(
-                f"Limits.max_bytes must be a positive int, got {self.max_bytes!r}"
+                f"Limits.max_bytes must be an int from 1 to {MAX_SUPPORTED_BYTES} "
+                f"(MAX_SUPPORTED_BYTES, 256 MiB), got {self.max_bytes!r}"
             )
 
 

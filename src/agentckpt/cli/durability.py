@@ -10,6 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from agentckpt._core.durability import (
+    Weakness,
+    fsync_weakness,
+    full_page_writes_weakness,
+    synchronous_commit_weakness,
+)
+
 Status = Literal["ok", "info", "warn", "fail"]
 
 # Filesystems where SQLite's WAL mode (shared memory, POSIX locks) is unreliable.
@@ -71,28 +78,12 @@ def assess_postgres(
                 "this server is a standby in recovery: point the store URL at the primary",
             )
         )
+    # The settings that can lose acknowledged commits: the rules (and words) the store
+    # also warns with when it connects (agentckpt._core.durability).
     commit = str(settings.get("synchronous_commit"))
-    if commit == "off":
-        out.append(
-            Finding(
-                "synchronous_commit",
-                commit,
-                "fail",
-                "a server crash loses commits that were already acknowledged: run "
-                "ALTER ROLE <agentckpt user> SET synchronous_commit = on (or set it in "
-                "postgresql.conf and SELECT pg_reload_conf())",
-            )
-        )
-    elif commit == "local" and sync_names:
-        out.append(
-            Finding(
-                "synchronous_commit",
-                commit,
-                "fail",
-                "commits do not wait for the synchronous standby, so a failover can lose "
-                "acknowledged commits: set synchronous_commit = on",
-            )
-        )
+    weak = synchronous_commit_weakness(commit, sync_names)
+    if weak is not None:
+        out.append(Finding(weak.setting, weak.value, "fail", weak.risk))
     elif commit == "remote_write" and sync_names:
         out.append(
             Finding(
@@ -107,30 +98,9 @@ def assess_postgres(
         out.append(Finding("synchronous_commit", commit, "ok"))
 
     fsync = str(settings.get("fsync"))
-    out.append(
-        Finding(
-            "fsync",
-            fsync,
-            "ok" if fsync == "on" else "fail",
-            ""
-            if fsync == "on"
-            else "a power loss or OS crash can corrupt the whole cluster: set fsync = on in "
-            "postgresql.conf and reload (never run production with it off)",
-        )
-    )
+    out.append(_finding("fsync", fsync, fsync_weakness(fsync)))
     fpw = str(settings.get("full_page_writes"))
-    out.append(
-        Finding(
-            "full_page_writes",
-            fpw,
-            "ok" if fpw == "on" else "fail",
-            ""
-            if fpw == "on"
-            else "a crash mid-write can leave torn pages that WAL replay cannot repair: set "
-            "full_page_writes = on (off is safe only on a filesystem with atomic 8 KB "
-            "writes, such as ZFS)",
-        )
-    )
+    out.append(_finding("full_page_writes", fpw, full_page_writes_weakness(fpw)))
 
     replication = f"{replicas} connected ({sync_replicas} synchronous)"
     if hidden:
@@ -208,6 +178,11 @@ def assess_postgres(
             )
         )
     return out
+
+
+def _finding(check: str, value: str, weak: Weakness | None) -> Finding:
+    """``ok``, or ``fail`` with what the weak setting risks."""
+    return Finding(check, value, "ok") if weak is None else Finding(check, value, "fail", weak.risk)
 
 
 def _standby(row: dict[str, Any]) -> Finding:

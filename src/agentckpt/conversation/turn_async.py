@@ -367,7 +367,7 @@ class AsyncConversation:
             # Redacted before it can reach a blob: the offload below encodes it.
             result = self._redact(result, path)
             call.set_result(result, duration_ms=duration_ms)
-            await self._offload(call)
+            await self._offload(call, path)
             self._coalescer.changed()
         except BaseException:
             self._restore(mark)
@@ -463,10 +463,11 @@ class AsyncConversation:
     async def _append(self, message: Message, *, check: bool) -> None:
         """Add a message to the open turn (its large results offloaded); ``check``
         validates it now, for a message that is only buffered, not written at once."""
-        for call in message.tool_calls or ():
-            await self._offload(call)
+        index = len(self.state.conversation)
+        for position, call in enumerate(message.tool_calls or ()):
+            await self._offload(call, f"/conversation/{index}/tool_calls/{position}/result")
         if check:
-            path = f"/conversation/{len(self.state.conversation)}"
+            path = f"/conversation/{index}"
             validate_at(message.to_json(), path, limits=self._limits)
         self.state.conversation.append(message)
         self._reply = None
@@ -514,33 +515,40 @@ class AsyncConversation:
                     return f"/conversation/{i}/tool_calls/{j}/result"
         return None
 
-    async def _offload(self, call: ToolCall) -> None:
-        """Move a large (or reference-shaped) inline result to a blob of this commit."""
+    async def _offload(self, call: ToolCall, path: str) -> None:
+        """Move a large (or reference-shaped) inline result to a blob of this commit;
+        ``path`` is the result's JSON Pointer in the state, which a refusal names."""
         if not call.has_result or call.result_ref is not None:
             return
         value = call.result
-        # Only measured here; a result that stays inline is validated with the rest of
-        # the commit's new content, so validating it now would check it twice.
-        fast = data = encode_fast(value)
-        if data is None:
-            try:
-                data = encode_trusted(value)  # big integers, deep nesting: the stdlib's
-            except (TypeError, ValueError):
-                data = encode(value, limits=self.store.limits)  # raises, naming the bad value
-        # A result shaped like a blob reference is stored as a blob too, so every
-        # reference found in a state is a real one.
-        if len(data) > self.conversations.options.blob_threshold or is_ref(value):
+        try:
+            # Only measured here; a result that stays inline is validated with the rest
+            # of the commit's new content, so validating it now would check it twice.
+            fast = data = encode_fast(value)
+            if data is None:
+                try:
+                    data = encode_trusted(value)  # big integers, deep nesting: the stdlib's
+                except (TypeError, ValueError):
+                    data = encode(value, limits=self.store.limits)  # raises, naming it
+            # A result shaped like a blob reference is stored as a blob too, so every
+            # reference found in a state is a real one.
+            if len(data) <= self.conversations.options.blob_threshold and not is_ref(value):
+                return
             # Leaving the state: validate it (orjson writes NaN as null, a tuple as an
-            # array), from orjson's bytes when there are some (not encoded again).
+            # array), from orjson's bytes when there are some (not encoded again). Its
+            # encoding is the blob's raw bytes, bounded by Limits.max_bytes as a state is.
             data = encode(value, limits=self.store.limits, fast=fast)
-            if len(data) < _OFF_LOOP_BYTES:
-                ref, row = self.store.prepare_blob(data)
-            else:
-                # zstd and sha256 release the GIL: on another thread they run beside the
-                # event loop (about 0.6 ms of CPU for 64 KB) instead of on it.
-                ref, row = await off_loop_async(self.store.prepare_blob, data)
-            call.attach_blob(ref)
-            self._blobs.append(row)
+        except InvalidValueError as exc:
+            # The codec names a path inside the result; the caller needs it in the state.
+            raise InvalidValueError(path + exc.path, exc.reason) from None
+        if len(data) < _OFF_LOOP_BYTES:
+            ref, row = self.store.prepare_blob(data)
+        else:
+            # zstd and sha256 release the GIL: on another thread they run beside the
+            # event loop (about 0.6 ms of CPU for 64 KB) instead of on it.
+            ref, row = await off_loop_async(self.store.prepare_blob, data)
+        call.attach_blob(ref)
+        self._blobs.append(row)
 
     def _archive_if_large(self, mark: _Mark) -> None:
         """Move the oldest completed turns to history once the state grew too large."""

@@ -67,6 +67,7 @@ class Artifacts:
             changed=changed,
             encodings=encodings,
             max_depth=self.store.limits.max_depth,
+            max_bytes=self.store.limits.max_bytes,
         )
 
     def persist(self, pending: Iterable[PendingBlob], known: set[str]) -> list[BlobRow]:

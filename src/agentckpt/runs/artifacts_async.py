@@ -66,6 +66,7 @@ class AsyncArtifacts:
             changed=changed,
             encodings=encodings,
             max_depth=self.store.limits.max_depth,
+            max_bytes=self.store.limits.max_bytes,
         )
 
     async def persist(self, pending: Iterable[PendingBlob], known: set[str]) -> list[BlobRow]:

@@ -216,6 +216,7 @@ def offload(
     changed: list[Any] | None = None,
     encodings: list[bytes] | None = None,
     max_depth: int = Limits().max_depth,
+    max_bytes: int = Limits().max_bytes,
 ) -> tuple[Any, list[PendingBlob]]:
     """Return ``(state to commit, blobs to store first)``.
 
@@ -234,6 +235,12 @@ def offload(
     A container nested deeper than ``max_depth`` (the store's ``Limits.max_depth``) is
     refused here with the codec's :class:`InvalidValueError`: the walk recurses, so a
     state thousands of levels deep would otherwise end in a ``RecursionError``.
+
+    A value whose raw bytes (UTF-8 for text) are more than ``max_bytes`` (the store's
+    ``Limits.max_bytes``) is refused with :class:`InvalidValueError` naming its path,
+    before it is hashed or compressed: the bound a value kept inline in the state has
+    (whole, the state may be larger), so the size of one value is bounded wherever it
+    ends up.
     """
     threshold = policy.threshold
     if changed is not None and encodings is not None:
@@ -246,7 +253,13 @@ def offload(
         return state, []
     pending: dict[str, PendingBlob] = {}
 
-    def blob(data: bytes, kind: str, media_type: str | None) -> dict[str, Any]:
+    def blob(data: bytes, kind: str, media_type: str | None, path: str) -> dict[str, Any]:
+        if len(data) > max_bytes:
+            raise InvalidValueError(
+                path,
+                f"value is {len(data)} bytes, over the limit of {max_bytes} bytes for one "
+                "blob (Limits.max_bytes; raise it for larger blobs)",
+            )
         digest = digest_of(data)
         found = pending.get(digest)
         if found is None:
@@ -278,20 +291,20 @@ def offload(
                 data = value.encode("utf-8")
             except UnicodeEncodeError:
                 return value  # the codec refuses it later, naming the path
-            return blob(data, TEXT, None) if len(data) > policy.threshold else value
+            return blob(data, TEXT, None, path) if len(data) > policy.threshold else value
         if cls is bytes or cls is bytearray or cls is memoryview:
-            return blob(bytes(value), BYTES, None)
+            return blob(bytes(value), BYTES, None, path)
         if cls is Artifact:
             data = value.data
             if type(data) is str:
                 try:
-                    return blob(data.encode("utf-8"), TEXT, value.media_type)
+                    return blob(data.encode("utf-8"), TEXT, value.media_type, path)
                 except UnicodeEncodeError:
                     raise InvalidValueError(
                         path, "Artifact text contains a lone surrogate; it is not valid UTF-8"
                     ) from None
             if type(data) in (bytes, bytearray, memoryview):
-                return blob(bytes(data), BYTES, value.media_type)
+                return blob(bytes(data), BYTES, value.media_type, path)
             raise InvalidValueError(
                 path, f"Artifact data must be str or bytes, got {type(data).__name__}"
             )
