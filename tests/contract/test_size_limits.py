@@ -9,6 +9,7 @@ limit (1 MiB); one test per backend shows the default (64 MiB) holds.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from agentckpt import AsyncStore, ConfigurationError, InvalidValueError, Limits,
 from agentckpt._core.codec import MAX_SUPPORTED_BYTES, encode
 from agentckpt.conversation import Message, ToolCall
 from agentckpt.runs import Artifact, LocalBlobStore
+from agentckpt.store.arguments import MAX_COMMIT_BYTES
 from tests.integration.conversation.conftest import api, clock, make_conversations
 from tests.integration.runs.conftest import Runs, flavor, runs
 from tests.support.conversation import CONFIG, TOOLS
@@ -279,3 +281,47 @@ def test_conversation_names_the_result_path_for_a_bad_value_in_a_large_result(
     with pytest.raises(InvalidValueError) as raised:
         conv.finish_tool_call(call, bad)
     assert raised.value.path == "/conversation/1/tool_calls/0/result/score"
+
+
+# -- a commit's blobs, as a whole -----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def three_large_blobs() -> list[Any]:
+    """Three incompressible 180 MiB blobs (each under the 256 MiB ceiling, 540 MiB in
+    all, past the 512 MiB a commit carries), prepared once for the module."""
+    chunk = os.urandom(180 * 1024 * 1024)
+    return [Store.prepare_blob(bytes([n]) + chunk[1:])[1] for n in range(3)]
+
+
+def test_a_commit_whose_blobs_pass_what_one_commit_carries_is_refused_before_sending(
+    make_store: Any, three_large_blobs: list[Any]
+) -> None:
+    """Five 220 MiB blobs in one commit made PostgreSQL drop the connection, an
+    OutcomeUnknownError that a retry met again; now one InvalidValueError, nothing
+    written, and the store goes on."""
+    store = make_store(limits=Limits(max_bytes=MAX_SUPPORTED_BYTES))
+    run = store.create_run()
+    store.commit(run.run_id, {"n": 0})
+    with pytest.raises(InvalidValueError) as raised:
+        store.commit(run.run_id, {"n": 1}, blobs=three_large_blobs)
+    message = str(raised.value)
+    assert f"over the {MAX_COMMIT_BYTES} bytes one commit can carry" in message
+    assert "3 blob(s)" in message
+    assert run_sql(make_store.url, "SELECT count(*) FROM blobs") == [(0,)]
+    assert store.latest(run.run_id).step == 1
+    store.commit(run.run_id, {"n": 1}, blobs=three_large_blobs[:1])
+    assert store.latest(run.run_id).state == {"n": 1}
+    assert run_sql(make_store.url, "SELECT count(*) FROM blobs") == [(1,)]
+
+
+def test_a_commit_with_a_prepared_blob_over_the_limit_is_refused(make_store: Any) -> None:
+    store = make_store(limits=Limits(max_bytes=LIMIT))
+    run = store.create_run()
+    ref, row = Store.prepare_blob(b"x" * (LIMIT + 1))
+    with pytest.raises(InvalidValueError, match=rf"is {LIMIT + 1} bytes, over the limit"):
+        store.commit(run.run_id, {"doc": ref.to_json()}, blobs=[row])
+    assert store.latest(run.run_id) is None
+    assert run_sql(make_store.url, "SELECT count(*) FROM blobs") == [(0,)]
+    _, fits = Store.prepare_blob(b"x" * LIMIT)
+    assert store.commit(run.run_id, {"n": 1}, blobs=[fits]).step == 1

@@ -9,9 +9,26 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from agentckpt._compat.group_commit import write_bytes
+from agentckpt._core.codec import MAX_SUPPORTED_BYTES, Limits
+from agentckpt._core.writes import StepWrite
 from agentckpt.errors import InvalidValueError
 
-__all__ = ["check_count", "check_mapping", "check_seconds", "check_text"]
+__all__ = [
+    "MAX_COMMIT_BYTES",
+    "check_commit_size",
+    "check_count",
+    "check_mapping",
+    "check_seconds",
+    "check_text",
+]
+
+MAX_COMMIT_BYTES = 2 * MAX_SUPPORTED_BYTES
+"""The most one commit sends (payload, blobs and history rows, as stored): 512 MiB.
+PostgreSQL takes at most 1 GiB in one protocol message and one field, and the blobs of a
+commit go as one array parameter; past that it drops the connection, and the commit's
+outcome reads as unknown, which a retry loop would meet again and again (five 220 MiB
+blobs in one commit did). A state and one blob at the 256 MiB limit each still fit."""
 
 
 def check_text(name: str, value: object, *, optional: bool = False) -> None:
@@ -52,3 +69,25 @@ def check_count(name: str, value: object) -> int:
     if type(value) is not int or not 1 <= value <= 2**31 - 1:
         raise InvalidValueError("", f"{name} must be an int from 1, got {value!r}")
     return value
+
+
+def check_commit_size(write: StepWrite, limits: Limits) -> None:
+    """Refuse, before it is sent, a commit with a blob over ``limits.max_bytes`` (the
+    bound the run loop and the conversation API apply to each value they move to a blob)
+    or whose rows add up to more than :data:`MAX_COMMIT_BYTES`."""
+    for blob in write.blobs:
+        if blob.size > limits.max_bytes:
+            raise InvalidValueError(
+                "",
+                f"run {write.run_id}: blob {blob.digest} is {blob.size} bytes, over the "
+                f"limit of {limits.max_bytes} bytes for one value (Limits.max_bytes)",
+            )
+    total = write_bytes(write)
+    if total > MAX_COMMIT_BYTES:
+        raise InvalidValueError(
+            "",
+            f"run {write.run_id}: this commit would send {total} bytes (its step, "
+            f"{len(write.blobs)} blob(s) and {len(write.history)} history row(s)), over the "
+            f"{MAX_COMMIT_BYTES} bytes one commit can carry; nothing was written: commit "
+            "the large values over several steps",
+        )

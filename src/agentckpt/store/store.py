@@ -61,7 +61,13 @@ from agentckpt.errors import (
 from agentckpt.records import Checkpoint, RunInfo, StepInfo
 from agentckpt.store import queries
 from agentckpt.store.acknowledged import Acknowledged, Counters
-from agentckpt.store.arguments import check_count, check_mapping, check_seconds, check_text
+from agentckpt.store.arguments import (
+    check_commit_size,
+    check_count,
+    check_mapping,
+    check_seconds,
+    check_text,
+)
 from agentckpt.store.keys import KeyTable, open_sealing
 from agentckpt.store.outage_policy import OutagePolicy
 from agentckpt.telemetry import Telemetry
@@ -751,6 +757,8 @@ class Store:
             blobs=tuple(map(self.sealing.seal_blob, blobs)) if blobs else (),
             history=tuple(map(self.sealing.seal_history, history)) if history else (),
         )
+        if blobs or history:
+            check_commit_size(write, self.limits)
         try:
             outcome = self._group.commit(write)
         except BaseException:
