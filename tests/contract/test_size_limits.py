@@ -325,3 +325,13 @@ def test_a_commit_with_a_prepared_blob_over_the_limit_is_refused(make_store: Any
     assert run_sql(make_store.url, "SELECT count(*) FROM blobs") == [(0,)]
     _, fits = Store.prepare_blob(b"x" * LIMIT)
     assert store.commit(run.run_id, {"n": 1}, blobs=[fits]).step == 1
+
+
+def test_put_blob_over_the_limit_is_refused(make_store: Any) -> None:
+    store = make_store(limits=Limits(max_bytes=LIMIT))
+    run = store.create_run()
+    with pytest.raises(InvalidValueError, match=rf"blob of {LIMIT + 1} bytes, over the limit"):
+        store.put_blob(run.run_id, b"x" * (LIMIT + 1))
+    assert run_sql(make_store.url, "SELECT count(*) FROM blobs") == [(0,)]
+    ref = store.put_blob(run.run_id, b"x" * LIMIT)
+    assert store.get_blob(run.run_id, ref) == b"x" * LIMIT

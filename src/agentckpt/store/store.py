@@ -1123,8 +1123,16 @@ class Store:
         )
 
     def put_blob(self, run_id: RunId, data: bytes) -> BlobRef:
-        """Store ``data`` as a blob of the run now (its own transaction); idempotent."""
+        """Store ``data`` as a blob of the run now (its own transaction); idempotent.
+        ``data`` over ``Limits.max_bytes`` is an :class:`InvalidValueError`, nothing
+        written."""
         rid = as_run_id(run_id)
+        if len(data) > self.limits.max_bytes:
+            raise InvalidValueError(
+                "",
+                f"run {rid}: blob of {len(data)} bytes, over the limit of "
+                f"{self.limits.max_bytes} bytes for one value (Limits.max_bytes)",
+            )
         ref, row = self.prepare_blob(data)
         row = self.sealing.seal_blob(row)
         attributes = {**self._attributes("blob_put", rid), "agentckpt.bytes_written": len(row.data)}
