@@ -21,8 +21,9 @@ pytest.importorskip("langgraph", reason="pip install 'agentckpt[langgraph]'")
 
 from langgraph.checkpoint.base import empty_checkpoint
 
-from agentckpt import InvalidValueError
+from agentckpt import InvalidValueError, Limits, Store
 from agentckpt.integrations.langgraph import AgentckptSaver
+from agentckpt.integrations.langgraph.saver import DEFAULT_POLICY
 from tests.support.dbsql import run_sql
 
 
@@ -115,3 +116,18 @@ def test_an_unencodable_value_is_an_invalid_value_error(url: str, name: str) -> 
     with AgentckptSaver.from_url(url) as saver, pytest.raises(InvalidValueError) as raised:
         put(saver, {"v": UNENCODABLE[name]()})
     assert raised.value.path in ("/channel_values/v", "/channel_values/v/0")
+
+
+def test_a_channel_value_over_the_size_limit_stores_nothing(url: str) -> None:
+    """A bytes channel value is a blob of the checkpoint's commit; one over
+    ``Limits.max_bytes`` is refused before anything is sent (row 21)."""
+    limit = 1024 * 1024
+    store = Store.connect(url, limits=Limits(max_bytes=limit), policy=DEFAULT_POLICY)
+    with AgentckptSaver(store=store) as saver:
+        put(saver, {"small": b"x" * 10})
+        before = stored(url)
+        with pytest.raises(InvalidValueError, match=rf"{2 * limit} bytes, over the limit"):
+            put(saver, {"big": b"x" * (2 * limit)})
+        assert stored(url) == before
+        assert run_sql(url, "SELECT count(*) FROM blobs WHERE size > 100") == [(0,)]
+    store.close()
