@@ -91,7 +91,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The benchmark parses its own options (argparse cannot pass them through).
         return bench.run(argparse.Namespace(options=arguments[1:]))
     parser = build_parser()
-    args = parser.parse_args(arguments)
+    # Known args first: argparse reports a subcommand's unknown option from the top
+    # parser ("agentckpt: error: ..."), which does not say which command refused it.
+    args, unknown = parser.parse_known_args(arguments)
     name = " ".join(
         str(part)
         for part in (
@@ -101,6 +103,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         if part
     )
+    if unknown:
+        print(
+            f"agentckpt {name}: error: unrecognized arguments: {' '.join(unknown)} "
+            f"(see `agentckpt {name} --help`)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     try:
         return int(args.func(args))
     except CommandLineError as exc:

@@ -74,6 +74,9 @@ def test_reading_never_creates_a_sqlite_file(
         ([], "the following arguments are required: COMMAND"),
         (["demo", "--steps", "0"], "0 is not at least 1"),
         (["migrate", "--check", "--print-sql"], "not allowed with argument"),
+        # A subcommand's unknown option names that subcommand, not the top command.
+        (["blobs", "gc", "--dry-run"], "agentckpt blobs gc: error: unrecognized arguments"),
+        (["runs", "list", "--bogus"], "agentckpt runs list: error: unrecognized arguments"),
     ],
 )
 def test_bad_arguments_are_one_line_with_status_2(
