@@ -357,3 +357,51 @@ def test_power_loss_under_a_streaming_conversation_keeps_every_durable_event(
     assert [m.to_json() for m in recovery.messages] == expected, f"seed {seed}"
     assert discarded > 0
     print(f"conversation: {CUTS} power cuts, {discarded} unsynced writes discarded, seed {seed}")
+
+
+SESSION_WRITER = Path(__file__).with_name("session_writer.py")
+
+
+@pytest.mark.crash
+def test_power_loss_under_an_agents_sdk_session_loses_no_acknowledged_item(
+    shim: Path, tmp_path: Path
+) -> None:
+    """The OpenAI Agents SDK session (``session_writer.py``: one ``add_items`` a line,
+    ``ACK n`` once it returned) under the same cuts: after each, a fresh session holds
+    exactly the items up to the last acknowledged one (or one more: durable, cut before
+    its ACK), and the file passes ``PRAGMA integrity_check``."""
+    pytest.importorskip("agents", reason="pip install 'agentckpt[openai-agents]'")
+    from tests.crash.session_writer import item
+    from tests.crash.test_session import read_items
+
+    directory = tmp_path / "db"
+    directory.mkdir()
+    url = f"sqlite:///{directory.resolve()}/session.db"
+    Store.connect(url).close()  # the schema, made outside the shim
+    seed = random.randrange(2**32)
+    rng = random.Random(seed)
+    last = 0
+    discarded = 0
+    for cut in range(CUTS):
+        where = f"seed {seed}, cut {cut}, last ACK {last}"
+        journal = tmp_path / f"journal-{cut}"
+        lines = run_until_cut(
+            [sys.executable, str(SESSION_WRITER), url, "power-session"],
+            shim_env(shim, directory, journal),
+            rng,
+            tmp_path / f"writer-{cut}.err",
+        )
+        assert lines[0] == f"START {last}", f"resumed elsewhere ({where}): {lines[:3]}"
+        acks = [int(line.split()[-1]) for line in lines if line.startswith("ACK ")]
+        assert acks == list(range(last + 1, acks[-1] + 1)), where
+        discarded += cut_power(journal)
+        items = read_items(url, "power-session")
+        head = len(items)
+        assert head in (acks[-1], acks[-1] + 1), f"{head} items after ACK {acks[-1]} ({where})"
+        assert items == [item(n) for n in range(1, head + 1)], where
+        with closing(sqlite3.connect(directory / "session.db")) as conn:
+            assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)], where
+        last = head
+    assert discarded > 0, f"no unsynced write discarded in {CUTS} cuts"
+    assert last >= CUTS
+    print(f"{CUTS} power cuts, {last} session items, {discarded} unsynced writes discarded")
