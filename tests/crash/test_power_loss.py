@@ -405,3 +405,58 @@ def test_power_loss_under_an_agents_sdk_session_loses_no_acknowledged_item(
     assert discarded > 0, f"no unsynced write discarded in {CUTS} cuts"
     assert last >= CUTS
     print(f"{CUTS} power cuts, {last} session items, {discarded} unsynced writes discarded")
+
+
+LANGGRAPH_WRITER = Path(__file__).with_name("langgraph_put_writer.py")
+
+
+@pytest.mark.crash
+def test_power_loss_under_the_langgraph_saver_loses_no_acknowledged_checkpoint(
+    shim: Path, tmp_path: Path
+) -> None:
+    """``AgentckptSaver`` (``langgraph_put_writer.py``: a ``put`` and a ``put_writes`` a
+    checkpoint, ``ACK n`` after both) under the same cuts: after each, the thread lists
+    exactly the checkpoints up to the last acknowledged one (or one more), each with its
+    values, its parent and, when acknowledged, its pending write."""
+    pytest.importorskip("langgraph", reason="pip install 'agentckpt[langgraph]'")
+    from agentckpt.integrations.langgraph import AgentckptSaver
+    from tests.crash.langgraph_put_writer import checkpoint_id, thread_config, values
+
+    directory = tmp_path / "db"
+    directory.mkdir()
+    url = f"sqlite:///{directory.resolve()}/graph.db"
+    Store.connect(url).close()  # the schema, made outside the shim
+    seed = random.randrange(2**32)
+    rng = random.Random(seed)
+    last = 0
+    discarded = 0
+    for cut in range(CUTS):
+        where = f"seed {seed}, cut {cut}, last ACK {last}"
+        journal = tmp_path / f"journal-{cut}"
+        lines = run_until_cut(
+            [sys.executable, str(LANGGRAPH_WRITER), url, "power-thread"],
+            shim_env(shim, directory, journal),
+            rng,
+            tmp_path / f"writer-{cut}.err",
+        )
+        assert lines[0] == f"START {last}", f"resumed elsewhere ({where}): {lines[:3]}"
+        acks = [int(line.split()[-1]) for line in lines if line.startswith("ACK ")]
+        assert acks == list(range(last + 1, acks[-1] + 1)), where
+        discarded += cut_power(journal)
+        with AgentckptSaver.from_url(url) as saver:
+            stored = list(saver.list(thread_config("power-thread")))
+        head = len(stored)
+        assert head in (acks[-1], acks[-1] + 1), f"{head} checkpoints after ACK {acks[-1]}"
+        for got, n in zip(stored, range(head, 0, -1), strict=True):
+            assert got.checkpoint["id"] == checkpoint_id(n), where
+            assert got.checkpoint["channel_values"] == values(n), where
+            parent = None if n == 1 else thread_config("power-thread", n - 1)
+            assert got.parent_config == parent, where
+            if n <= acks[-1]:
+                assert got.pending_writes == [(f"task-{n}", "log", f"pending {n}")], where
+        with closing(sqlite3.connect(directory / "graph.db")) as conn:
+            assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)], where
+        last = head
+    assert discarded > 0, f"no unsynced write discarded in {CUTS} cuts"
+    assert last >= CUTS
+    print(f"{CUTS} power cuts, {last} checkpoints, {discarded} unsynced writes discarded")
