@@ -12,8 +12,9 @@ Reads the thread, checks its checkpoints are exactly ``checkpoint(1) .. checkpoi
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, cast
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import empty_checkpoint
 
 from agentckpt.integrations.langgraph import AgentckptSaver
@@ -29,11 +30,12 @@ def values(n: int) -> dict[str, Any]:
     return {"n": n, "log": [f"step {i} " + "." * (i % 5) for i in range(1, n + 1)]}
 
 
-def thread_config(thread_id: str, n: int | None = None) -> dict[str, Any]:
+def thread_config(thread_id: str, n: int | None = None) -> RunnableConfig:
+    """The thread's config, naming the ``n``-th checkpoint when ``n`` is given."""
     configurable: dict[str, Any] = {"thread_id": thread_id, "checkpoint_ns": ""}
     if n is not None:
         configurable["checkpoint_id"] = checkpoint_id(n)
-    return {"configurable": configurable}
+    return cast(RunnableConfig, {"configurable": configurable})
 
 
 def main(url: str, thread_id: str) -> int:
@@ -53,7 +55,8 @@ def main(url: str, thread_id: str) -> int:
             checkpoint["channel_values"] = values(n)
             checkpoint["channel_versions"] = {"n": n, "log": n}
             parent = thread_config(thread_id, n - 1 if n > 1 else None)
-            config = saver.put(parent, checkpoint, {"source": "loop", "step": n}, {"n": n})  # type: ignore[arg-type]
+            metadata: Any = {"source": "loop", "step": n}
+            config = saver.put(parent, checkpoint, metadata, {"n": n})
             saver.put_writes(config, [("log", f"pending {n}")], task_id=f"task-{n}")
             print(f"ACK {n}", flush=True)
 
