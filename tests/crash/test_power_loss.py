@@ -430,6 +430,9 @@ def test_power_loss_under_the_langgraph_saver_loses_no_acknowledged_checkpoint(
     rng = random.Random(seed)
     last = 0
     discarded = 0
+    # A checkpoint durable but cut before its put_writes and ACK stays without its write:
+    # the next writer goes on after it.
+    acknowledged: set[int] = set()
     for cut in range(CUTS):
         where = f"seed {seed}, cut {cut}, last ACK {last}"
         journal = tmp_path / f"journal-{cut}"
@@ -442,6 +445,7 @@ def test_power_loss_under_the_langgraph_saver_loses_no_acknowledged_checkpoint(
         assert lines[0] == f"START {last}", f"resumed elsewhere ({where}): {lines[:3]}"
         acks = [int(line.split()[-1]) for line in lines if line.startswith("ACK ")]
         assert acks == list(range(last + 1, acks[-1] + 1)), where
+        acknowledged.update(acks)
         discarded += cut_power(journal)
         with AgentckptSaver.from_url(url) as saver:
             stored = list(saver.list(thread_config("power-thread")))
@@ -452,7 +456,7 @@ def test_power_loss_under_the_langgraph_saver_loses_no_acknowledged_checkpoint(
             assert got.checkpoint["channel_values"] == values(n), where
             parent = None if n == 1 else thread_config("power-thread", n - 1)
             assert got.parent_config == parent, where
-            if n <= acks[-1]:
+            if n in acknowledged:
                 assert got.pending_writes == [(f"task-{n}", "log", f"pending {n}")], where
         with closing(sqlite3.connect(directory / "graph.db")) as conn:
             assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)], where
