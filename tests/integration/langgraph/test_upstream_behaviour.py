@@ -19,8 +19,10 @@ pytest.importorskip(
 )
 
 from langgraph.checkpoint.base import Checkpoint, empty_checkpoint
+from langgraph.checkpoint.serde.types import TASKS
 
 from agentckpt.integrations.langgraph import AgentckptSaver
+from agentckpt.integrations.langgraph.records import TASKS_CHANNEL
 
 THREAD: dict[str, Any] = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
 
@@ -151,3 +153,44 @@ def test_keep_latest_keeps_writes_saved_before_their_checkpoint(saver: Agentckpt
         "c3",
         "c2",
     ]
+
+
+def test_a_pre_v4_checkpoint_takes_its_parents_sends_as_the_tasks_value(
+    saver: AgentckptSaver,
+) -> None:
+    """PostgresSaver's ``test_pending_sends_migration``: a checkpoint of version < 4 (every
+    one LangGraph 1.2 writes is v2) reads its parent's writes to the tasks channel as that
+    channel's value, in the order they apply, with the greatest channel version; the parent
+    itself gets none, and ``list`` does the same."""
+    first = saver.put(THREAD, checkpoint("c1"), {}, {})
+    saver.put_writes(first, [(TASKS, "send-1"), (TASKS, "send-2")], task_id="task-1")
+    saver.put_writes(first, [(TASKS, "send-3"), ("other", "x")], task_id="task-2")
+    parent = saver.get_tuple(first)
+    assert parent is not None
+    assert parent.checkpoint["channel_values"] == {}
+    assert parent.checkpoint["channel_versions"] == {}
+
+    child = checkpoint("c2", {"a": 1})
+    child["channel_versions"] = {"a": 5, "b": 7}
+    second = saver.put(first, child, {}, {"a": 5})
+    loaded = saver.get_tuple(second)
+    assert loaded is not None
+    assert loaded.checkpoint["channel_values"] == {"a": 1, TASKS: ["send-1", "send-2", "send-3"]}
+    assert loaded.checkpoint["channel_versions"] == {"a": 5, "b": 7, TASKS: 7}
+    listed = [t.checkpoint["channel_values"] for t in saver.list(THREAD)]
+    assert listed == [{"a": 1, TASKS: ["send-1", "send-2", "send-3"]}, {}]
+
+    # A checkpoint of version 4 or later keeps what it stored.
+    newer = checkpoint("c3", {"a": 2})
+    newer["v"] = 4
+    newer["channel_versions"] = {"a": 6}
+    third = saver.put(second, newer, {}, {"a": 6})
+    saver.put_writes(second, [(TASKS, "send-4")], task_id="task-3")
+    kept = saver.get_tuple(third)
+    assert kept is not None
+    assert kept.checkpoint["channel_values"] == {"a": 2}
+    assert kept.checkpoint["channel_versions"] == {"a": 6}
+
+
+def test_the_step_index_spells_langgraphs_tasks_channel() -> None:
+    assert TASKS_CHANNEL == TASKS

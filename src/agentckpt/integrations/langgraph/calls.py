@@ -22,6 +22,7 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.base import (
     PendingWrite as LangGraphWrite,
 )
+from langgraph.checkpoint.serde.types import TASKS
 
 from agentckpt.errors import ConfigurationError, DeltaChannelPruneError, PruneStrategyError
 from agentckpt.integrations.langgraph.codec import CheckpointCodec
@@ -33,6 +34,7 @@ from agentckpt.integrations.langgraph.records import (
     PendingWrite,
     check_text,
 )
+from agentckpt.integrations.langgraph.versions import next_version
 
 __all__ = [
     "DeltaChannelPruneError",
@@ -204,13 +206,27 @@ def checkpoint_tuple(entry: Entry, codec: CheckpointCodec) -> CheckpointTuple:
         if row.parent_id is None
         else thread_config(row.thread_id, row.namespace, row.parent_id)
     )
+    checkpoint = codec.decode_checkpoint(entry.state, entry.blobs)
+    if entry.sends and checkpoint.get("v", 4) < 4:
+        _migrate_sends(checkpoint, [codec.decode_write(w) for w in entry.sends])
     return CheckpointTuple(
         config=thread_config(row.thread_id, row.namespace, row.checkpoint_id),
-        checkpoint=cast(Checkpoint, codec.decode_checkpoint(entry.state, entry.blobs)),
+        checkpoint=cast(Checkpoint, checkpoint),
         metadata=cast(CheckpointMetadata, codec.metadata(row.metadata)),
         parent_config=parent,
         pending_writes=[(w.task_id, w.channel, codec.decode_write(w)) for w in entry.writes],
     )
+
+
+def _migrate_sends(checkpoint: dict[str, Any], sends: list[Any]) -> None:
+    """Give a pre-v4 checkpoint its parent's sends as the tasks channel's value, as
+    LangGraph's ``PostgresSaver`` does on every read (older LangGraph versions kept them
+    as the parent's pending writes only): the value, and the greatest channel version
+    (the first version when there is none)."""
+    versions = checkpoint.setdefault("channel_versions", {})
+    version = max(versions.values()) if versions else next_version(None)
+    checkpoint.setdefault("channel_values", {})[TASKS] = sends
+    versions[TASKS] = version
 
 
 class DeltaWalk:

@@ -24,7 +24,12 @@ from agentckpt.errors import InvalidValueError
 from agentckpt.ops.kinds import pack_payload, unpack_payload
 from agentckpt.tenancy import DEFAULT_TENANT
 
+TASKS_CHANNEL = "__pregel_tasks"
+"""LangGraph's tasks channel (``langgraph.checkpoint.serde.types.TASKS``; spelled here
+because this module imports no framework): where the sends of a task go."""
+
 __all__ = [
+    "TASKS_CHANNEL",
     "BlobCache",
     "Entry",
     "IndexCodec",
@@ -117,12 +122,15 @@ class IndexRow:
 
 @dataclass(frozen=True, slots=True)
 class Entry:
-    """A loaded checkpoint: the index row, the state, its blobs and its pending writes."""
+    """A loaded checkpoint: the index row, the state, its blobs and its pending writes;
+    ``sends``: its parent's writes to the tasks channel (what a pre-v4 checkpoint takes as
+    that channel's value)."""
 
     row: IndexRow
     state: dict[str, Any]
     blobs: Mapping[str, bytes]
     writes: tuple[PendingWrite, ...]
+    sends: tuple[PendingWrite, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -25,6 +25,7 @@ from agentckpt.crypto.sealing import BLOB
 from agentckpt.errors import CorruptDataError, NotFoundError, RunNotFoundError, StaleHeadError
 from agentckpt.integrations.langgraph import queries
 from agentckpt.integrations.langgraph.records import (
+    TASKS_CHANNEL,
     BlobCache,
     Entry,
     IndexCodec,
@@ -271,8 +272,8 @@ class AsyncStepIndex:
                 f"{row.checkpoint_id!r} of thread {row.thread_id!r} that the index points to"
             )
         blobs = await self._blobs(row.run_id, codec.blob_refs(state))
-        writes = await self._writes(row.run_id, row.checkpoint_id)
-        return Entry(row=row, state=state, blobs=blobs, writes=writes)
+        writes, sends = await self._writes(row.run_id, row.checkpoint_id, row.parent_id)
+        return Entry(row=row, state=state, blobs=blobs, writes=writes, sends=sends)
 
     async def _blobs(self, rid: UUID, refs: Iterable[BlobRef]) -> dict[str, bytes]:
         found: dict[str, bytes] = {}
@@ -303,13 +304,25 @@ class AsyncStepIndex:
             found[digest] = data
         return found
 
-    async def _writes(self, rid: UUID, checkpoint_id: str) -> tuple[PendingWrite, ...]:
+    async def _writes(
+        self, rid: UUID, checkpoint_id: str, parent_id: str | None = None
+    ) -> tuple[tuple[PendingWrite, ...], tuple[PendingWrite, ...]]:
+        """The checkpoint's pending writes, and its parent's writes to the tasks channel
+        (none without a parent), each in the order a framework applies them."""
         rows = await self.store.backend.read(
-            queries.WRITES_GET, {"run_id": rid, "checkpoint_id": checkpoint_id}
+            queries.WRITES_GET,
+            {
+                "run_id": rid,
+                "checkpoint_id": checkpoint_id,
+                "sends_of": parent_id,
+                "sends_channel": TASKS_CHANNEL,
+            },
         )
         where = f"run {rid} checkpoint {checkpoint_id!r}"
-        writes = [
-            PendingWrite(
+        own: list[PendingWrite] = []
+        sends: list[PendingWrite] = []
+        for row in rows:
+            write = PendingWrite(
                 task_id=row["task_id"],
                 channel=row["channel"],
                 idx=row["idx"],
@@ -317,11 +330,11 @@ class AsyncStepIndex:
                 type=row["type"],
                 payload=unpack_payload(row["codec"], bytes(row["payload"]), where=where),
             )
-            for row in rows
-        ]
+            (own if row["checkpoint_id"] == checkpoint_id else sends).append(write)
         # In Python, not SQL: the order must be code point order whatever the collation.
-        writes.sort(key=PendingWrite.sort_key)
-        return tuple(writes)
+        own.sort(key=PendingWrite.sort_key)
+        sends.sort(key=PendingWrite.sort_key)
+        return tuple(own), tuple(sends)
 
     # -- deleting, copying, pruning --------------------------------------------------------
 

@@ -76,9 +76,14 @@ ORDER BY i.step, i.checkpoint_id;
 SELECT 1 AS present FROM step_index WHERE run_id = %(run_id)s LIMIT 1;
 
 -- name: lg_writes_get
-SELECT task_id, channel, idx, task_path, type, codec, payload
+-- The checkpoint's pending writes and, when sends_of names its parent, the parent's writes
+-- to sends_channel: the sends a pre-v4 checkpoint takes as that channel's value, as
+-- PostgresSaver migrates them (one statement, not a second round trip).
+SELECT checkpoint_id, task_id, channel, idx, task_path, type, codec, payload
 FROM step_writes
-WHERE run_id = %(run_id)s AND checkpoint_id = %(checkpoint_id)s;
+WHERE run_id = %(run_id)s
+  AND (checkpoint_id = %(checkpoint_id)s
+       OR (checkpoint_id = %(sends_of)s AND channel = %(sends_channel)s));
 
 -- name: lg_writes_insert
 -- A task's regular writes are written once: a retried put_writes keeps the first.

@@ -66,9 +66,11 @@ ORDER BY i.step, i.checkpoint_id;
 SELECT 1 AS present FROM step_index WHERE run_id = :run_id AND tenant_id = agentckpt_tenant() LIMIT 1;
 
 -- name: lg_writes_get
-SELECT task_id, channel, idx, task_path, type, codec, payload
+SELECT checkpoint_id, task_id, channel, idx, task_path, type, codec, payload
 FROM step_writes
-WHERE run_id = :run_id AND tenant_id = agentckpt_tenant() AND checkpoint_id = :checkpoint_id;
+WHERE run_id = :run_id AND tenant_id = agentckpt_tenant()
+  AND (checkpoint_id = :checkpoint_id
+       OR (checkpoint_id = :sends_of AND channel = :sends_channel));
 
 -- name: lg_writes_insert
 INSERT INTO step_writes (run_id, checkpoint_id, task_id, idx, channel, task_path, type,
