@@ -194,3 +194,43 @@ def test_a_pre_v4_checkpoint_takes_its_parents_sends_as_the_tasks_value(
 
 def test_the_step_index_spells_langgraphs_tasks_channel() -> None:
     assert TASKS_CHANNEL == TASKS
+
+
+def test_a_send_fan_out_resumes_as_on_langgraphs_own_saver(saver: AgentckptSaver) -> None:
+    """A compiled graph whose node fans out with ``Send``, interrupted before the sent
+    tasks and resumed: the same next tasks, result and history as on ``InMemorySaver``,
+    with the sends read back (a v2 checkpoint takes its parent's sends, above)."""
+    import operator
+    from typing import Annotated, TypedDict
+
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import Send
+
+    class State(TypedDict):
+        subjects: list[str]
+        jokes: Annotated[list[str], operator.add]
+
+    def run(checkpointer: Any) -> tuple[Any, ...]:
+        graph = StateGraph(State)
+        graph.add_node("start", lambda state: {})
+        graph.add_node("joke", lambda state: {"jokes": [f"joke about {state['subject']}"]})
+        graph.add_node("done", lambda state: {"jokes": ["end"]})
+        graph.add_edge(START, "start")
+        graph.add_conditional_edges(
+            "start", lambda state: [Send("joke", {"subject": s}) for s in state["subjects"]]
+        )
+        graph.add_edge("joke", "done")
+        graph.add_edge("done", END)
+        app = graph.compile(checkpointer=checkpointer, interrupt_before=["joke"])
+        config: Any = {"configurable": {"thread_id": "fan-out"}}
+        app.invoke({"subjects": ["cats", "dogs", "owls"], "jokes": []}, config)
+        waiting = app.get_state(config).next
+        result = app.invoke(None, config)
+        states = app.get_state_history(config)
+        history = [(s.next, sorted(s.values.get("jokes", []))) for s in states]
+        return waiting, sorted(result["jokes"]), history
+
+    ours = run(saver)
+    assert ours[0] == ("joke", "joke", "joke")
+    assert ours == run(InMemorySaver())
