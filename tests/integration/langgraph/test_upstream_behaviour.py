@@ -9,8 +9,9 @@ a fresh SQLite file and a fresh PostgreSQL schema (``url``).
 from __future__ import annotations
 
 import asyncio
+import operator
 import threading
-from typing import Any
+from typing import Annotated, Any, TypedDict
 
 import pytest
 
@@ -19,7 +20,10 @@ pytest.importorskip(
 )
 
 from langgraph.checkpoint.base import Checkpoint, empty_checkpoint
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.types import TASKS
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import Send
 
 from agentckpt.integrations.langgraph import AgentckptSaver
 from agentckpt.integrations.langgraph.records import TASKS_CHANNEL
@@ -196,23 +200,20 @@ def test_the_step_index_spells_langgraphs_tasks_channel() -> None:
     assert TASKS_CHANNEL == TASKS
 
 
+class FanOut(TypedDict):
+    """The fan-out graph's state (at module level: LangGraph reads its annotations)."""
+
+    subjects: list[str]
+    jokes: Annotated[list[str], operator.add]
+
+
 def test_a_send_fan_out_resumes_as_on_langgraphs_own_saver(saver: AgentckptSaver) -> None:
     """A compiled graph whose node fans out with ``Send``, interrupted before the sent
     tasks and resumed: the same next tasks, result and history as on ``InMemorySaver``,
     with the sends read back (a v2 checkpoint takes its parent's sends, above)."""
-    import operator
-    from typing import Annotated, TypedDict
-
-    from langgraph.checkpoint.memory import InMemorySaver
-    from langgraph.graph import END, START, StateGraph
-    from langgraph.types import Send
-
-    class State(TypedDict):
-        subjects: list[str]
-        jokes: Annotated[list[str], operator.add]
 
     def run(checkpointer: Any) -> tuple[Any, ...]:
-        graph = StateGraph(State)
+        graph = StateGraph(FanOut)
         graph.add_node("start", lambda state: {})
         graph.add_node("joke", lambda state: {"jokes": [f"joke about {state['subject']}"]})
         graph.add_node("done", lambda state: {"jokes": ["end"]})
