@@ -23,6 +23,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -360,6 +361,48 @@ def test_power_loss_under_a_streaming_conversation_keeps_every_durable_event(
 
 
 SESSION_WRITER = Path(__file__).with_name("session_writer.py")
+LANGGRAPH_WRITER = Path(__file__).with_name("langgraph_put_writer.py")
+
+
+def power_cuts(
+    shim: Path,
+    tmp_path: Path,
+    database: str,
+    writer: list[str],
+    check: Callable[[str, list[int], str], int],
+) -> tuple[int, int]:
+    """Cut the power CUTS times under ``writer`` (a script and its arguments after the
+    URL; it prints ``START n``, then ``ACK n`` for each durable write) on a fresh SQLite
+    file ``database``. After each cut ``check(url, acks, where)`` verifies what a fresh
+    reader finds and returns the writer's new head; the file must pass
+    ``PRAGMA integrity_check``. Returns the last head and the unsynced writes discarded."""
+    directory = tmp_path / "db"
+    directory.mkdir()
+    url = f"sqlite:///{directory.resolve()}/{database}"
+    Store.connect(url).close()  # the schema, made outside the shim
+    seed = random.randrange(2**32)
+    rng = random.Random(seed)
+    last = 0
+    discarded = 0
+    for cut in range(CUTS):
+        where = f"seed {seed}, cut {cut}, last ACK {last}"
+        journal = tmp_path / f"journal-{cut}"
+        lines = run_until_cut(
+            [sys.executable, writer[0], url, *writer[1:]],
+            shim_env(shim, directory, journal),
+            rng,
+            tmp_path / f"writer-{cut}.err",
+        )
+        assert lines[0] == f"START {last}", f"resumed elsewhere ({where}): {lines[:3]}"
+        acks = [int(line.split()[-1]) for line in lines if line.startswith("ACK ")]
+        assert acks == list(range(last + 1, acks[-1] + 1)), where
+        discarded += cut_power(journal)
+        last = check(url, acks, where)
+        with closing(sqlite3.connect(directory / database)) as conn:
+            assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)], where
+    assert discarded > 0, f"no unsynced write discarded in {CUTS} cuts"
+    assert last >= CUTS
+    return last, discarded
 
 
 @pytest.mark.crash
@@ -374,40 +417,16 @@ def test_power_loss_under_an_agents_sdk_session_loses_no_acknowledged_item(
     from tests.crash.session_writer import item
     from tests.crash.test_session import read_items
 
-    directory = tmp_path / "db"
-    directory.mkdir()
-    url = f"sqlite:///{directory.resolve()}/session.db"
-    Store.connect(url).close()  # the schema, made outside the shim
-    seed = random.randrange(2**32)
-    rng = random.Random(seed)
-    last = 0
-    discarded = 0
-    for cut in range(CUTS):
-        where = f"seed {seed}, cut {cut}, last ACK {last}"
-        journal = tmp_path / f"journal-{cut}"
-        lines = run_until_cut(
-            [sys.executable, str(SESSION_WRITER), url, "power-session"],
-            shim_env(shim, directory, journal),
-            rng,
-            tmp_path / f"writer-{cut}.err",
-        )
-        assert lines[0] == f"START {last}", f"resumed elsewhere ({where}): {lines[:3]}"
-        acks = [int(line.split()[-1]) for line in lines if line.startswith("ACK ")]
-        assert acks == list(range(last + 1, acks[-1] + 1)), where
-        discarded += cut_power(journal)
+    def check(url: str, acks: list[int], where: str) -> int:
         items = read_items(url, "power-session")
         head = len(items)
         assert head in (acks[-1], acks[-1] + 1), f"{head} items after ACK {acks[-1]} ({where})"
         assert items == [item(n) for n in range(1, head + 1)], where
-        with closing(sqlite3.connect(directory / "session.db")) as conn:
-            assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)], where
-        last = head
-    assert discarded > 0, f"no unsynced write discarded in {CUTS} cuts"
-    assert last >= CUTS
+        return head
+
+    writer = [str(SESSION_WRITER), "power-session"]
+    last, discarded = power_cuts(shim, tmp_path, "session.db", writer, check)
     print(f"{CUTS} power cuts, {last} session items, {discarded} unsynced writes discarded")
-
-
-LANGGRAPH_WRITER = Path(__file__).with_name("langgraph_put_writer.py")
 
 
 @pytest.mark.crash
@@ -422,31 +441,12 @@ def test_power_loss_under_the_langgraph_saver_loses_no_acknowledged_checkpoint(
     from agentckpt.integrations.langgraph import AgentckptSaver
     from tests.crash.langgraph_put_writer import checkpoint_id, thread_config, values
 
-    directory = tmp_path / "db"
-    directory.mkdir()
-    url = f"sqlite:///{directory.resolve()}/graph.db"
-    Store.connect(url).close()  # the schema, made outside the shim
-    seed = random.randrange(2**32)
-    rng = random.Random(seed)
-    last = 0
-    discarded = 0
     # A checkpoint durable but cut before its put_writes and ACK stays without its write:
     # the next writer goes on after it.
     acknowledged: set[int] = set()
-    for cut in range(CUTS):
-        where = f"seed {seed}, cut {cut}, last ACK {last}"
-        journal = tmp_path / f"journal-{cut}"
-        lines = run_until_cut(
-            [sys.executable, str(LANGGRAPH_WRITER), url, "power-thread"],
-            shim_env(shim, directory, journal),
-            rng,
-            tmp_path / f"writer-{cut}.err",
-        )
-        assert lines[0] == f"START {last}", f"resumed elsewhere ({where}): {lines[:3]}"
-        acks = [int(line.split()[-1]) for line in lines if line.startswith("ACK ")]
-        assert acks == list(range(last + 1, acks[-1] + 1)), where
+
+    def check(url: str, acks: list[int], where: str) -> int:
         acknowledged.update(acks)
-        discarded += cut_power(journal)
         with AgentckptSaver.from_url(url) as saver:
             stored = list(saver.list(thread_config("power-thread")))
         head = len(stored)
@@ -458,9 +458,8 @@ def test_power_loss_under_the_langgraph_saver_loses_no_acknowledged_checkpoint(
             assert got.parent_config == parent, where
             if n in acknowledged:
                 assert got.pending_writes == [(f"task-{n}", "log", f"pending {n}")], where
-        with closing(sqlite3.connect(directory / "graph.db")) as conn:
-            assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)], where
-        last = head
-    assert discarded > 0, f"no unsynced write discarded in {CUTS} cuts"
-    assert last >= CUTS
+        return head
+
+    writer = [str(LANGGRAPH_WRITER), "power-thread"]
+    last, discarded = power_cuts(shim, tmp_path, "graph.db", writer, check)
     print(f"{CUTS} power cuts, {last} checkpoints, {discarded} unsynced writes discarded")
