@@ -6,12 +6,12 @@ naming the argument, raised before anything is sent, the same on every backend.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
+from uuid import UUID
 
-from agentckpt._compat.group_commit import write_bytes
 from agentckpt._core.codec import MAX_SUPPORTED_BYTES, Limits
-from agentckpt._core.writes import StepWrite
+from agentckpt._core.writes import BlobRow, HistoryRow
 from agentckpt.errors import InvalidValueError
 
 __all__ = [
@@ -24,11 +24,11 @@ __all__ = [
 ]
 
 MAX_COMMIT_BYTES = 2 * MAX_SUPPORTED_BYTES
-"""The most one commit sends (payload, blobs and history rows, as stored): 512 MiB.
-PostgreSQL takes at most 1 GiB in one protocol message and one field, and the blobs of a
-commit go as one array parameter; past that it drops the connection, and the commit's
-outcome reads as unknown, which a retry loop would meet again and again (five 220 MiB
-blobs in one commit did). A state and one blob at the 256 MiB limit each still fit."""
+"""The most the blob and history rows of one commit hold, as stored: 512 MiB. PostgreSQL
+takes at most 1 GiB in one field and one protocol message, and a commit's blobs go as
+one array parameter; past that it drops the connection, and the commit's outcome reads
+as unknown, which a retry loop would meet again and again (five 220 MiB blobs in one
+commit did). With the step's own payload (at most 256 MiB) a commit stays under 1 GiB."""
 
 
 def check_text(name: str, value: object, *, optional: bool = False) -> None:
@@ -71,23 +71,24 @@ def check_count(name: str, value: object) -> int:
     return value
 
 
-def check_commit_size(write: StepWrite, limits: Limits) -> None:
-    """Refuse, before it is sent, a commit with a blob over ``limits.max_bytes`` (the
-    bound the run loop and the conversation API apply to each value they move to a blob)
-    or whose rows add up to more than :data:`MAX_COMMIT_BYTES`."""
-    for blob in write.blobs:
+def check_commit_size(
+    run_id: UUID, blobs: Sequence[BlobRow], history: Sequence[HistoryRow], limits: Limits
+) -> None:
+    """Refuse a commit with a blob over ``limits.max_bytes`` (the bound the run loop and
+    the conversation API apply to each value they move to a blob) or whose blob and
+    history rows add up to more than :data:`MAX_COMMIT_BYTES`."""
+    for blob in blobs:
         if blob.size > limits.max_bytes:
             raise InvalidValueError(
                 "",
-                f"run {write.run_id}: blob {blob.digest} is {blob.size} bytes, over the "
+                f"run {run_id}: blob {blob.digest} is {blob.size} bytes, over the "
                 f"limit of {limits.max_bytes} bytes for one value (Limits.max_bytes)",
             )
-    total = write_bytes(write)
+    total = sum(len(b.data) for b in blobs) + sum(len(h.payload) for h in history)
     if total > MAX_COMMIT_BYTES:
         raise InvalidValueError(
             "",
-            f"run {write.run_id}: this commit would send {total} bytes (its step, "
-            f"{len(write.blobs)} blob(s) and {len(write.history)} history row(s)), over the "
-            f"{MAX_COMMIT_BYTES} bytes one commit can carry; nothing was written: commit "
-            "the large values over several steps",
+            f"run {run_id}: this commit's {len(blobs)} blob(s) and {len(history)} history "
+            f"row(s) hold {total} bytes, over the {MAX_COMMIT_BYTES} bytes one commit can "
+            "carry; nothing was written: commit the large values over several steps",
         )

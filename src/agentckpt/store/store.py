@@ -582,6 +582,9 @@ class Store:
             check_number("epoch", epoch)
         if expected_head is not None and expected_head is not ...:
             check_number("expected_head", expected_head)
+        if blobs or history:
+            # With the other arguments, before anything (the head, a retry's record).
+            check_commit_size(rid, blobs, history, self.limits)
         with self._heads_lock:
             cached = self._heads.get(rid)
         # A cached head (every commit of a run's writer but its first) without a
@@ -757,8 +760,6 @@ class Store:
             blobs=tuple(map(self.sealing.seal_blob, blobs)) if blobs else (),
             history=tuple(map(self.sealing.seal_history, history)) if history else (),
         )
-        if blobs or history:
-            check_commit_size(write, self.limits)
         try:
             outcome = self._group.commit(write)
         except BaseException:
