@@ -84,6 +84,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# The top parser's own options: those that take a value, and those that end parsing.
+_TOP_VALUED = ("--url", "--tenant")
+_TOP_FINAL = ("-h", "--help", "--version")
+
+
+def _unknown_top_option(arguments: Sequence[str]) -> str | None:
+    """The first option before the command that the top parser does not know, if any."""
+    skip = False
+    for token in arguments:
+        if skip:
+            skip = False
+            continue
+        if not token.startswith("-") or token == "-" or token in _TOP_FINAL:
+            return None
+        if token == "--":
+            return None
+        name = token.split("=", 1)[0]
+        if name in _TOP_VALUED:
+            skip = "=" not in token
+            continue
+        return name
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     arguments = list(sys.argv[1:] if argv is None else argv)
@@ -91,6 +115,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The benchmark parses its own options (argparse cannot pass them through).
         return bench.run(argparse.Namespace(options=arguments[1:]))
     parser = build_parser()
+    stray = _unknown_top_option(arguments)
+    if stray is not None:
+        # Else argparse takes the option's value for the command ("invalid choice:
+        # 'sqlite:///x.db'"), which hides the real mistake.
+        print(
+            f"agentckpt: error: unrecognized option {stray} before the command "
+            "(the store is --url URL; see `agentckpt --help`)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     # Known args first: argparse reports a subcommand's unknown option from the top
     # parser ("agentckpt: error: ..."), which does not say which command refused it.
     args, unknown = parser.parse_known_args(arguments)

@@ -77,6 +77,9 @@ def test_reading_never_creates_a_sqlite_file(
         # A subcommand's unknown option names that subcommand, not the top command.
         (["blobs", "gc", "--dry-run"], "agentckpt blobs gc: error: unrecognized arguments"),
         (["runs", "list", "--bogus"], "agentckpt runs list: error: unrecognized arguments"),
+        # An unknown option before the command is named, not its value taken for one.
+        (["--db", "sqlite:///x.db", "runs", "list"], "unrecognized option --db before"),
+        (["--db=sqlite:///x.db", "stats"], "unrecognized option --db before"),
     ],
 )
 def test_bad_arguments_are_one_line_with_status_2(
