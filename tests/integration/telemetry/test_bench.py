@@ -25,6 +25,16 @@ def test_hooks_mode_writes_each_configuration(tmp_path: Path) -> None:
     costs = json.loads(out.read_text(encoding="utf-8"))["hooks_us_per_commit"]
     assert set(costs) == {"off", "metrics", "traces 0.1", "traces 1"}
     assert all(value > 0 for value in costs.values())
+    floors = json.loads(out.read_text(encoding="utf-8"))["sdk_floor_us"]
+    assert set(floors) == {"metrics", "traces 0.1", "traces 1"}
+    # A recorded span costs something on top of the histogram point.
+    assert 0 < floors["metrics"] < floors["traces 1"]
+
+
+def test_the_sdk_floor_grows_with_the_sampled_share() -> None:
+    metrics = bench.sdk_floor(traces=0.0, commits=300, repeats=2)
+    every = bench.sdk_floor(traces=1.0, commits=300, repeats=2)
+    assert 0 < metrics < every
 
 
 @pytest.mark.parametrize("workload", ["messages", "conversations"])
