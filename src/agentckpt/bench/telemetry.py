@@ -18,6 +18,11 @@ does not measure: a real exporter (OTLP) encodes and sends the spans in the batc
 processor's thread, in this process, at a cost of its own; the in-memory exporter only
 keeps them. Needs the OpenTelemetry SDK and prometheus-client for the "on" rounds.
 
+``--floor`` puts the SDK's floor in the "on" rounds instead of agentckpt's commit hook:
+each commit makes only the SDK calls it must (one histogram point with two attributes,
+and for a share ``--traces`` of the commits one recorded span with six), so the drop is
+what the OpenTelemetry SDK itself costs, whatever the instrumentation around it.
+
 ``--parent`` models an instrumented application: each commit runs inside the
 application's own span (its agent turn), a root span that the same sampler decides, so
 the commit spans of a trace sampled out are not started. The application's spans are
@@ -33,6 +38,7 @@ import contextlib
 import dataclasses
 import functools
 import json
+import random
 import statistics
 import sys
 import time
@@ -68,16 +74,97 @@ def _tracer_provider(traces: float) -> tuple[Any, Any]:
     return tracer_provider, exporter
 
 
-def _instrumented(*, prometheus: bool = False, traces: float = 1.0) -> tuple[Telemetry, list[Any]]:
-    """A Telemetry that records everything into the SDK, and what to shut down after."""
+class _FloorProbe:
+    """A commit's hook reduced to the SDK calls a commit must make (see
+    :class:`_SdkFloor`): one histogram point, and a span for a sampled share."""
+
+    __slots__ = ("_floor", "_kind", "_run_id", "_start", "_step", "_stored", "db_system")
+
+    def __init__(self, floor: _SdkFloor, db_system: str, run_id: object, step: int | None):
+        self._floor = floor
+        self.db_system = db_system
+        self._run_id = run_id
+        self._step = step
+        self._kind = ""
+        self._stored = 0
+        self._start = 0.0
+
+    def __enter__(self) -> _FloorProbe:
+        self._start = time.perf_counter()
+        return self
+
+    def done(self, step: int, kind: str, stored_bytes: int) -> None:
+        """What the commit stored, as :meth:`CommitProbe.done` takes it."""
+        self._step, self._kind, self._stored = step, kind, stored_bytes
+
+    def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> None:
+        elapsed = time.perf_counter() - self._start
+        self._floor.published(self, elapsed, exc)
+
+
+class _SdkFloor(Telemetry):
+    """The SDK's floor as a store's telemetry: each commit records one histogram point
+    with two attributes and, for a share ``traces`` of the commits, one recorded span
+    with the commit span's six attributes, straight through the SDK, and nothing else of
+    agentckpt's commit hook (no held observations, no counters, no sampling drawn
+    ahead). The other hooks (group-commit batches, resumes) are agentckpt's own."""
+
+    def __init__(self, *, traces: float, tracer_provider: Any, meter_provider: Any) -> None:
+        super().__init__(meter_provider=meter_provider, use_global=False)
+        self._share = traces
+        self._spans = tracer_provider.get_tracer("bench-floor")
+        self._histogram: Any = None
+
+    def commit(self, db_system: str, run_id: object, step: int | None) -> Any:
+        """A :class:`_FloorProbe` in place of agentckpt's commit probe."""
+        return _FloorProbe(self, db_system, run_id, step)
+
+    def published(self, probe: _FloorProbe, elapsed: float, exc: BaseException | None) -> None:
+        """The floor's SDK calls for one ended commit."""
+        if self._histogram is None:
+            meters = self._meters()
+            assert meters is not None
+            self._histogram = meters["agentckpt.commit.duration"]
+        outcome = "ok" if exc is None else "error"
+        self._histogram.record(elapsed, {"db.system": probe.db_system, "outcome": outcome})
+        if self._share and random.random() < self._share:
+            from opentelemetry import trace
+
+            span = self._spans.start_span(
+                "agentckpt.commit",
+                kind=trace.SpanKind.CLIENT,
+                attributes={
+                    "db.system": probe.db_system,
+                    "db.operation.name": "commit",
+                    "agentckpt.run_id": str(probe._run_id),
+                    "agentckpt.step": probe._step or 0,
+                    "agentckpt.step.kind": probe._kind,
+                    "agentckpt.bytes_written": probe._stored,
+                },
+            )
+            span.end()
+
+
+def _instrumented(
+    *, prometheus: bool = False, traces: float = 1.0, floor: bool = False
+) -> tuple[Telemetry, list[Any]]:
+    """A Telemetry that records everything into the SDK, and what to shut down after
+    (``floor``: the SDK's floor, :class:`_SdkFloor`, instead of agentckpt's hooks)."""
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
     from agentckpt.telemetry.prometheus import PrometheusMetrics
 
-    tracer_provider, exporter = _tracer_provider(traces)
     reader = InMemoryMetricReader()
     meter_provider = MeterProvider(metric_readers=[reader])
+    if floor:
+        # Every span it starts is recorded: the floor samples them itself.
+        tracer_provider, exporter = _tracer_provider(1.0)
+        floored = _SdkFloor(
+            traces=traces, tracer_provider=tracer_provider, meter_provider=meter_provider
+        )
+        return floored, [tracer_provider, meter_provider, exporter]
+    tracer_provider, exporter = _tracer_provider(traces)
     telemetry = Telemetry(
         tracer_provider=tracer_provider if traces > 0 else None,
         meter_provider=meter_provider,
@@ -97,17 +184,21 @@ async def measure_round(
     traces: float = 1.0,
     parent: bool = False,
     workload: str = "messages",
+    floor: bool = False,
 ) -> tuple[float, float]:
     """Commits per second of ``agents`` saturated writers for ``seconds``, and the
     process's CPU time per commit in microseconds (steadier than the rate on a shared
     machine: other processes' load moves the rate, much less this). ``parent``: each
     commit inside an application span of its own (see the module's docstring).
     ``workload``: ``messages`` (a short message appended per commit) or
-    ``conversations`` (the benchmark's conversations through the conversation API)."""
+    ``conversations`` (the benchmark's conversations through the conversation API).
+    ``floor``: the "on" round publishes through the SDK's floor (:class:`_SdkFloor`)."""
     shutdown: list[Any] = []
     options: dict[str, Any] = {"telemetry": Telemetry(use_global=False)}
     if telemetry:
-        options["telemetry"], shutdown = _instrumented(prometheus=prometheus, traces=traces)
+        options["telemetry"], shutdown = _instrumented(
+            prometheus=prometheus, traces=traces, floor=floor
+        )
     app: Any = None
     if parent:
         if telemetry:
@@ -314,6 +405,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         "both modes (the drop is then agentckpt's telemetry alone)",
     )
     parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="the 'on' rounds make only the SDK calls a commit must (a histogram point, "
+        "and a span for --traces of the commits) instead of agentckpt's commit hook: "
+        "the SDK's own floor, as a throughput drop",
+    )
+    parser.add_argument(
         "--hooks",
         action="store_true",
         help="only time the commit hooks alone (no database): off, metrics only, "
@@ -370,6 +468,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     traces=args.traces,
                     parent=args.parent,
                     workload=args.workload,
+                    floor=args.floor,
                 )
             )
             results["on" if on else "off"].append(rate)
@@ -386,6 +485,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "traces": args.traces,
         "parent": args.parent,
         "workload": args.workload,
+        "floor": args.floor,
         "rounds": {k: [round(v, 1) for v in vs] for k, vs in results.items() if vs},
     }
     medians = {k: statistics.median(vs) for k, vs in results.items() if vs}

@@ -88,3 +88,35 @@ def test_the_report_has_the_pairs_drops_and_both_must_meet_the_target(tmp_path: 
     assert len(report["paired_drops"]) == 2
     assert report["paired_drop"] == pytest.approx(sum(report["paired_drops"]) / 2, abs=1e-4)
     assert report["target_met"] == (report["drop"] <= 0.05 and report["paired_drop"] <= 0.05)
+
+
+def test_the_floor_publishes_a_span_and_a_point_per_commit_and_nothing_else(
+    tmp_path: Path,
+) -> None:
+    telemetry, shutdown = bench._instrumented(traces=1.0, floor=True)
+    tracer_provider, meter_provider, exporter = shutdown
+    try:
+        with Store.connect(f"sqlite:///{tmp_path}/floor.db", telemetry=telemetry) as store:
+            run = store.create_run(agent_id="floor")
+            for step in range(3):
+                store.commit(run.run_id, {"n": step})
+        tracer_provider.force_flush()
+        commits = [s for s in exporter.get_finished_spans() if s.name == "agentckpt.commit"]
+        assert len(commits) == 3
+        assert {s.attributes["agentckpt.step.kind"] for s in commits} <= {"snapshot", "delta"}
+        # No counter totals: the floor makes the SDK's calls alone.
+        assert telemetry._totals == {}
+    finally:
+        tracer_provider.shutdown()
+        meter_provider.shutdown()
+
+
+def test_a_floor_round_reports_itself(tmp_path: Path) -> None:
+    out = tmp_path / "floor.json"
+    argv = ["--backend", "sqlite", "--sqlite-path", str(tmp_path / "f.db"), "--agents", "2"]
+    argv += ["--seconds", "0.2", "--rounds", "1", "--traces", "0.5", "--floor"]
+    argv += ["--json", str(out)]
+    assert bench.main(argv) == 0
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["floor"] is True
+    assert all(rate > 0 for rate in report["rounds"]["on"])
