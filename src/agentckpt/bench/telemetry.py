@@ -51,6 +51,7 @@ from agentckpt.bench.workload import ConversationSpec, generate_conversations
 from agentckpt.errors import RunNotFoundError
 from agentckpt.store.store_async import AsyncStore
 from agentckpt.telemetry import Telemetry
+from agentckpt.telemetry.probes import CommitProbe
 from agentckpt.telemetry.spans import NOOP as NOOP_SPAN
 
 __all__ = ["hook_cost", "main", "measure_round", "paired_drops", "sdk_floor"]
@@ -74,32 +75,21 @@ def _tracer_provider(traces: float) -> tuple[Any, Any]:
     return tracer_provider, exporter
 
 
-class _FloorProbe:
+class _FloorProbe(CommitProbe):
     """A commit's hook reduced to the SDK calls a commit must make (see
     :class:`_SdkFloor`): one histogram point, and a span for a sampled share."""
 
-    __slots__ = ("_floor", "_kind", "_run_id", "_start", "_step", "_stored", "db_system")
-
-    def __init__(self, floor: _SdkFloor, db_system: str, run_id: object, step: int | None):
-        self._floor = floor
-        self.db_system = db_system
-        self._run_id = run_id
-        self._step = step
-        self._kind = ""
-        self._stored = 0
-        self._start = 0.0
+    __slots__ = ()
 
     def __enter__(self) -> _FloorProbe:
         self._start = time.perf_counter()
         return self
 
-    def done(self, step: int, kind: str, stored_bytes: int) -> None:
-        """What the commit stored, as :meth:`CommitProbe.done` takes it."""
-        self._step, self._kind, self._stored = step, kind, stored_bytes
-
     def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> None:
         elapsed = time.perf_counter() - self._start
-        self._floor.published(self, elapsed, exc)
+        floor = self._telemetry
+        assert isinstance(floor, _SdkFloor)
+        floor.published(self, elapsed, exc)
 
 
 class _SdkFloor(Telemetry):
@@ -115,7 +105,7 @@ class _SdkFloor(Telemetry):
         self._spans = tracer_provider.get_tracer("bench-floor")
         self._histogram: Any = None
 
-    def commit(self, db_system: str, run_id: object, step: int | None) -> Any:
+    def commit(self, db_system: str, run_id: object, step: int | None) -> CommitProbe:
         """A :class:`_FloorProbe` in place of agentckpt's commit probe."""
         return _FloorProbe(self, db_system, run_id, step)
 
@@ -136,8 +126,8 @@ class _SdkFloor(Telemetry):
                 attributes={
                     "db.system": probe.db_system,
                     "db.operation.name": "commit",
-                    "agentckpt.run_id": str(probe._run_id),
-                    "agentckpt.step": probe._step or 0,
+                    "agentckpt.run_id": str(probe.run_id),
+                    "agentckpt.step": probe.step or 0,
                     "agentckpt.step.kind": probe._kind,
                     "agentckpt.bytes_written": probe._stored,
                 },
