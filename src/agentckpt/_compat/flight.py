@@ -34,6 +34,13 @@ class AsyncFlight(Generic[T]):
     def __init__(self, send: Coroutine[Any, Any, T]) -> None:
         self._task: asyncio.Task[T] = asyncio.ensure_future(send)
 
+    async def started(self) -> None:
+        """Give the commit's task a turn of the event loop, so it is handed to its
+        sender (the SQLite thread, the PostgreSQL socket) before the caller computes on:
+        a task only starts once the loop runs, and a step that never suspends would
+        otherwise hold it back until the caller waits for its outcome."""
+        await asyncio.sleep(0)
+
     async def result(self) -> T:
         """The commit's outcome once settled, or its error (shielded: a caller cancelled
         while it waits does not cancel the commit, which others may be waiting for)."""
@@ -66,6 +73,9 @@ class Flight(Generic[T]):
     def result(self) -> T:
         """The result."""
         return self._value
+
+    def started(self) -> None:
+        """Nothing to start."""
 
     def abandon(self) -> None:
         """Nothing to wait for."""

@@ -472,6 +472,7 @@ class AgentRun:
                     prepared: PreparedStep | None = None
                     error: Exception | None = None
                     ctx = None
+                    chained: _compat.Flight[StepInfo] | None = None
                     # Only a commit the store built already is overlapped with the next
                     # step: one that offloads reads the state and writes its blobs while
                     # in flight (the next step could not load them yet).
@@ -492,6 +493,10 @@ class AgentRun:
                         except Exception as exc:
                             # The step in flight is settled first, then this error.
                             error = exc
+                        if ahead is not None and prepared is not None:
+                            # Sent now, behind its parent's commit and guarded by it: the
+                            # writer takes it as soon as the parent is written.
+                            chained = self._fly_built(prepared, start=False)
                     if ahead is not None and flight is not None:
                         landing, flying = ahead, flight
                         ahead = flight = None
@@ -501,12 +506,18 @@ class AgentRun:
                         except BaseException:
                             if ctx is not None:
                                 ctx.release(offer=False)
+                            if chained is not None:
+                                # Refused if its parent did not land; if it did (an unknown
+                                # outcome), both did: a history the reload then reads.
+                                chained.abandon()
                             raise
                         tally.reset()
                         number = landing.number + 1
                         if ctx is not None:
                             ctx.release(offer=True)
-                        if prepared is not None:
+                        if chained is not None:
+                            ahead, flight = prepared, chained
+                        elif prepared is not None:
                             ahead, flight = prepared, self._fly(prepared)
                         yield info
                     elif prepared is not None:
@@ -537,18 +548,37 @@ class AgentRun:
         self._complete()
 
     def _fly(self, prepared: PreparedStep) -> _compat.Flight[StepInfo]:
-        """Send a prepared step's commit and return it in flight."""
-        write = None
-        if prepared.plan is not None and prepared.head is not None:
-            write = self.store._build_next(
-                prepared.head, prepared.plan, self.run_id, prepared.state, epoch=prepared.epoch
-            )
-        if write is not None:
-            return _compat.Flight(self._sent(prepared, write))
+        """Send a prepared step's commit (its parent durable) and return it in flight,
+        handed to the store's sender already."""
+        flight = self._fly_built(prepared)
+        if flight is not None:
+            return flight
         # The general way (an offload, a redaction, a head the store no longer caches):
-        # the commit reads the state while in flight, so the next step gets a copy.
+        # the commit reads the state while in flight, so the next step is computed once
+        # it has landed.
         prepared.plan = None
-        return _compat.Flight(self._send(prepared))
+        flight = _compat.Flight(self._send(prepared))
+        flight.started()
+        return flight
+
+    def _fly_built(
+        self, prepared: PreparedStep, *, start: bool = True
+    ) -> _compat.Flight[StepInfo] | None:
+        """Send a prepared step's commit if the store builds it from its plan now (its
+        parent durable, or in flight and planned); None if it cannot. ``start``: give
+        it a turn of the loop now (not needed behind a parent in flight, which the
+        caller waits for next: the write queues behind it then)."""
+        if prepared.plan is None or prepared.head is None:
+            return None
+        write = self.store._build_next(
+            prepared.head, prepared.plan, self.run_id, prepared.state, epoch=prepared.epoch
+        )
+        if write is None:
+            return None
+        flight = _compat.Flight(self._sent(prepared, write))
+        if start:
+            flight.started()
+        return flight
 
     def _reread(self, tally: Tally) -> None:
         """Re-read the run's last checkpoint before retrying a step."""

@@ -474,6 +474,7 @@ class AsyncAgentRun:
                     prepared: PreparedStep | None = None
                     error: Exception | None = None
                     ctx = None
+                    chained: _compat.AsyncFlight[StepInfo] | None = None
                     # Only a commit the store built already is overlapped with the next
                     # step: one that offloads reads the state and writes its blobs while
                     # in flight (the next step could not load them yet).
@@ -494,6 +495,10 @@ class AsyncAgentRun:
                         except Exception as exc:
                             # The step in flight is settled first, then this error.
                             error = exc
+                        if ahead is not None and prepared is not None:
+                            # Sent now, behind its parent's commit and guarded by it: the
+                            # writer takes it as soon as the parent is written.
+                            chained = await self._fly_built(prepared, start=False)
                     if ahead is not None and flight is not None:
                         landing, flying = ahead, flight
                         ahead = flight = None
@@ -503,16 +508,22 @@ class AsyncAgentRun:
                         except BaseException:
                             if ctx is not None:
                                 ctx.release(offer=False)
+                            if chained is not None:
+                                # Refused if its parent did not land; if it did (an unknown
+                                # outcome), both did: a history the reload then reads.
+                                await chained.abandon()
                             raise
                         tally.reset()
                         number = landing.number + 1
                         if ctx is not None:
                             ctx.release(offer=True)
-                        if prepared is not None:
-                            ahead, flight = prepared, self._fly(prepared)
+                        if chained is not None:
+                            ahead, flight = prepared, chained
+                        elif prepared is not None:
+                            ahead, flight = prepared, await self._fly(prepared)
                         yield info
                     elif prepared is not None:
-                        ahead, flight = prepared, self._fly(prepared)
+                        ahead, flight = prepared, await self._fly(prepared)
                     if error is not None:
                         raise error
                     if done:
@@ -538,19 +549,38 @@ class AsyncAgentRun:
             raise
         await self._complete()
 
-    def _fly(self, prepared: PreparedStep) -> _compat.AsyncFlight[StepInfo]:
-        """Send a prepared step's commit and return it in flight."""
-        write = None
-        if prepared.plan is not None and prepared.head is not None:
-            write = self.store._build_next(
-                prepared.head, prepared.plan, self.run_id, prepared.state, epoch=prepared.epoch
-            )
-        if write is not None:
-            return _compat.AsyncFlight(self._sent(prepared, write))
+    async def _fly(self, prepared: PreparedStep) -> _compat.AsyncFlight[StepInfo]:
+        """Send a prepared step's commit (its parent durable) and return it in flight,
+        handed to the store's sender already."""
+        flight = await self._fly_built(prepared)
+        if flight is not None:
+            return flight
         # The general way (an offload, a redaction, a head the store no longer caches):
-        # the commit reads the state while in flight, so the next step gets a copy.
+        # the commit reads the state while in flight, so the next step is computed once
+        # it has landed.
         prepared.plan = None
-        return _compat.AsyncFlight(self._send(prepared))
+        flight = _compat.AsyncFlight(self._send(prepared))
+        await flight.started()
+        return flight
+
+    async def _fly_built(
+        self, prepared: PreparedStep, *, start: bool = True
+    ) -> _compat.AsyncFlight[StepInfo] | None:
+        """Send a prepared step's commit if the store builds it from its plan now (its
+        parent durable, or in flight and planned); None if it cannot. ``start``: give
+        it a turn of the loop now (not needed behind a parent in flight, which the
+        caller waits for next: the write queues behind it then)."""
+        if prepared.plan is None or prepared.head is None:
+            return None
+        write = self.store._build_next(
+            prepared.head, prepared.plan, self.run_id, prepared.state, epoch=prepared.epoch
+        )
+        if write is None:
+            return None
+        flight = _compat.AsyncFlight(self._sent(prepared, write))
+        if start:
+            await flight.started()
+        return flight
 
     async def _reread(self, tally: Tally) -> None:
         """Re-read the run's last checkpoint before retrying a step."""

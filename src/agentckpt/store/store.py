@@ -235,6 +235,10 @@ class Store:
         # the head cache holds this lock. It is never held across I/O.
         self._heads_lock = threading.Lock()
         self._in_flight: dict[UUID, _InFlight] = {}
+        # The head each run will have once its last overlapped write (the run loop's
+        # overlap, built by _build_next) lands: the next one may be built on it while
+        # that write is still in flight. Dropped with the cached head (_forget).
+        self._ahead: dict[UUID, Head] = {}
         # Event counts for a metrics exporter; the highest step acknowledged per run, to
         # notice a head that went backwards (lost acknowledged commits).
         self.counters = Counters()
@@ -741,16 +745,24 @@ class Store:
     ) -> StepWrite | None:
         """Internal (the overlapped run loop's): the write of ``plan`` (from
         :meth:`_plan_next` against ``head``), built now, for :meth:`_send_next`; None
-        when ``head`` is no longer the run's cached head (the caller commits the general
-        way). Everything the write reads of ``state`` is read here: the caller may hand
-        ``state`` to the next step at once. The write is marked ``overlapped``: it never
-        runs on the event loop's own thread (SQLite's inline mode), so the loop computes
-        on while it is made durable."""
-        if not self._is_head(rid, head):
+        when ``head`` is neither the run's cached head nor the head its overlapped write
+        in flight will give it (the caller commits the general way).
+
+        Everything the write reads of ``state`` is read here: the caller may hand
+        ``state`` to the next step at once. A write built on the head of one still in
+        flight is guarded by that head (its step and version): if the write before it
+        does not land, the database refuses it and it writes nothing. The write is
+        marked ``overlapped``: it never runs on the event loop's own thread (SQLite's
+        inline mode), so the loop computes on while it is made durable.
+        """
+        with self._heads_lock:
+            current = self._heads.get(rid)
+        if rid in self._in_flight or (head is not current and head is not self._ahead.get(rid)):
             return None
         write, _ = self._step_write(
             rid, plan, state, epoch=epoch, metadata=None, blobs=(), history=(), overlapped=True
         )
+        self._ahead[rid] = plan.head
         return write
 
     def _send_next(self, head: Head, plan: Plan, write: StepWrite) -> StepInfo:
@@ -874,6 +886,8 @@ class Store:
             raise
         if isinstance(outcome, Committed):
             self._remember(rid, plan.head)
+            if self._ahead.get(rid) is plan.head:
+                del self._ahead[rid]  # no overlapped write of the run in flight now
             self._acknowledged.record(rid, plan.step)
             return StepInfo(
                 run_id=rid,
@@ -998,6 +1012,7 @@ class Store:
     def _forget(self, rid: UUID) -> None:
         with self._heads_lock:
             self._heads.pop(rid, None)
+        self._ahead.pop(rid, None)
 
     def _head(self, rid: UUID, *, reload: bool = False) -> Head:
         if not reload:
