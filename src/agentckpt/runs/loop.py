@@ -446,9 +446,11 @@ class AgentRun:
         self._complete()
 
     def _overlapped(self, step_fn: StepFn, max_steps: int | None) -> Iterator[StepInfo]:
-        """The loop of ``overlap=True``: step N+1 is computed (and planned) while step N's
-        commit is made durable; N+1's commit is sent once N is durable and yielded, so
-        at most one commit is in flight and the steps are acknowledged in order."""
+        """The loop of ``overlap=True``: step N+1 is computed and planned while step N's
+        commit is made durable, and its commit is sent behind N's, guarded by it; N is
+        yielded once durable, then N+2 is computed while N+1 is written. One commit is
+        written at a time, steps are acknowledged in order, and the loop never computes
+        more than one step past the one being written."""
         assert self._step is not None
         tally = Tally()
         stale = self._lent
@@ -506,9 +508,12 @@ class AgentRun:
                         except BaseException:
                             if ctx is not None:
                                 ctx.release(offer=False)
+                            # Both settle before anything else (a cancellation while
+                            # waiting leaves them in flight otherwise). The one sent
+                            # behind is refused if its parent did not land; if it did
+                            # (an unknown outcome), both did: a history the re-read reads.
+                            flying.abandon()
                             if chained is not None:
-                                # Refused if its parent did not land; if it did (an unknown
-                                # outcome), both did: a history the reload then reads.
                                 chained.abandon()
                             raise
                         tally.reset()
@@ -517,6 +522,9 @@ class AgentRun:
                             ctx.release(offer=True)
                         if chained is not None:
                             ahead, flight = prepared, chained
+                            # Its turn now that its parent is written: handed to the
+                            # writer before the next step is computed.
+                            chained.started()
                         elif prepared is not None:
                             ahead, flight = prepared, self._fly(prepared)
                         yield info
@@ -566,8 +574,8 @@ class AgentRun:
     ) -> _compat.Flight[StepInfo] | None:
         """Send a prepared step's commit if the store builds it from its plan now (its
         parent durable, or in flight and planned); None if it cannot. ``start``: give
-        it a turn of the loop now (not needed behind a parent in flight, which the
-        caller waits for next: the write queues behind it then)."""
+        it a turn of the loop now (behind a parent in flight the caller gives it one
+        once the parent is written: until then it could only queue)."""
         if prepared.plan is None or prepared.head is None:
             return None
         write = self.store._build_next(
