@@ -258,6 +258,10 @@ class AgentRun:
         self._lent = False
         # Step 0, when open() committed it: the first step the iteration yields.
         self._opened_with: StepInfo | None = None
+        # Overlap: the commits sent and not yet settled by the loop, which close()
+        # lets settle before the lease goes (an iteration left suspended by a break
+        # inside ``with run:`` is closed only later).
+        self._flights: set[_compat.Flight[StepInfo]] = set()
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -347,6 +351,9 @@ class AgentRun:
         if not self._open or self._heartbeat is None:
             return
         self._open = False
+        for flight in list(self._flights):
+            flight.abandon()
+        self._flights.clear()
         heartbeat = self._heartbeat
         heartbeat.stop()
         if heartbeat.lost or self._finished or not release:
@@ -504,7 +511,9 @@ class AgentRun:
                         ahead = flight = None
                         number = landing.number  # a failure now is that step's
                         try:
-                            info = self._settle(landing, flying.result())
+                            settled = flying.result()
+                            self._flights.discard(flying)
+                            info = self._settle(landing, settled)
                         except BaseException:
                             if ctx is not None:
                                 ctx.release(offer=False)
@@ -512,9 +521,9 @@ class AgentRun:
                             # waiting leaves them in flight otherwise). The one sent
                             # behind is refused if its parent did not land; if it did
                             # (an unknown outcome), both did: a history the re-read reads.
-                            flying.abandon()
+                            self._drop(flying)
                             if chained is not None:
-                                chained.abandon()
+                                self._drop(chained)
                             raise
                         tally.reset()
                         number = landing.number + 1
@@ -538,7 +547,7 @@ class AgentRun:
                     if flight is not None:
                         # Raised before the flight was settled (not by the step, whose
                         # error waits for it): nothing may build on it now.
-                        flight.abandon()
+                        self._drop(flight)
                         ahead = flight = None
                     self._recover(number, exc, tally)
                     stale = True
@@ -547,13 +556,20 @@ class AgentRun:
             if flight is not None:
                 # Stopped with a commit in flight (a break, an error, a cancellation):
                 # its outcome is nobody's now, but it must settle before the lease goes.
-                flight.abandon()
+                self._drop(flight)
                 # If it landed, the store's head is past the loop's: re-read on a later
                 # iteration (unless the store still holds the loop's last step).
                 self._owned, self._lent = False, True
             self._restore()
             raise
         self._complete()
+
+    def _drop(self, flight: _compat.Flight[StepInfo]) -> None:
+        """Let a commit nobody will build on settle, whatever its outcome."""
+        try:
+            flight.abandon()
+        finally:
+            self._flights.discard(flight)
 
     def _fly(self, prepared: PreparedStep) -> _compat.Flight[StepInfo]:
         """Send a prepared step's commit (its parent durable) and return it in flight,
@@ -566,6 +582,7 @@ class AgentRun:
         # it has landed.
         prepared.plan = None
         flight = _compat.Flight(self._send(prepared))
+        self._flights.add(flight)
         flight.started()
         return flight
 
@@ -584,6 +601,7 @@ class AgentRun:
         if write is None:
             return None
         flight = _compat.Flight(self._sent(prepared, write))
+        self._flights.add(flight)
         if start:
             flight.started()
         return flight

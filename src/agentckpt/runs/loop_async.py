@@ -257,6 +257,10 @@ class AsyncAgentRun:
         self._lent = False
         # Step 0, when open() committed it: the first step the iteration yields.
         self._opened_with: StepInfo | None = None
+        # Overlap: the commits sent and not yet settled by the loop, which close()
+        # lets settle before the lease goes (an iteration left suspended by a break
+        # inside ``async with run:`` is closed only later).
+        self._flights: set[_compat.AsyncFlight[StepInfo]] = set()
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -346,6 +350,9 @@ class AsyncAgentRun:
         if not self._open or self._heartbeat is None:
             return
         self._open = False
+        for flight in list(self._flights):
+            await flight.abandon()
+        self._flights.clear()
         heartbeat = self._heartbeat
         await heartbeat.stop()
         if heartbeat.lost or self._finished or not release:
@@ -506,7 +513,9 @@ class AsyncAgentRun:
                         ahead = flight = None
                         number = landing.number  # a failure now is that step's
                         try:
-                            info = await self._settle(landing, await flying.result())
+                            settled = await flying.result()
+                            self._flights.discard(flying)
+                            info = await self._settle(landing, settled)
                         except BaseException:
                             if ctx is not None:
                                 ctx.release(offer=False)
@@ -514,9 +523,9 @@ class AsyncAgentRun:
                             # waiting leaves them in flight otherwise). The one sent
                             # behind is refused if its parent did not land; if it did
                             # (an unknown outcome), both did: a history the re-read reads.
-                            await flying.abandon()
+                            await self._drop(flying)
                             if chained is not None:
-                                await chained.abandon()
+                                await self._drop(chained)
                             raise
                         tally.reset()
                         number = landing.number + 1
@@ -540,7 +549,7 @@ class AsyncAgentRun:
                     if flight is not None:
                         # Raised before the flight was settled (not by the step, whose
                         # error waits for it): nothing may build on it now.
-                        await flight.abandon()
+                        await self._drop(flight)
                         ahead = flight = None
                     await self._recover(number, exc, tally)
                     stale = True
@@ -549,13 +558,20 @@ class AsyncAgentRun:
             if flight is not None:
                 # Stopped with a commit in flight (a break, an error, a cancellation):
                 # its outcome is nobody's now, but it must settle before the lease goes.
-                await flight.abandon()
+                await self._drop(flight)
                 # If it landed, the store's head is past the loop's: re-read on a later
                 # iteration (unless the store still holds the loop's last step).
                 self._owned, self._lent = False, True
             self._restore()
             raise
         await self._complete()
+
+    async def _drop(self, flight: _compat.AsyncFlight[StepInfo]) -> None:
+        """Let a commit nobody will build on settle, whatever its outcome."""
+        try:
+            await flight.abandon()
+        finally:
+            self._flights.discard(flight)
 
     async def _fly(self, prepared: PreparedStep) -> _compat.AsyncFlight[StepInfo]:
         """Send a prepared step's commit (its parent durable) and return it in flight,
@@ -568,6 +584,7 @@ class AsyncAgentRun:
         # it has landed.
         prepared.plan = None
         flight = _compat.AsyncFlight(self._send(prepared))
+        self._flights.add(flight)
         await flight.started()
         return flight
 
@@ -586,6 +603,7 @@ class AsyncAgentRun:
         if write is None:
             return None
         flight = _compat.AsyncFlight(self._sent(prepared, write))
+        self._flights.add(flight)
         if start:
             await flight.started()
         return flight

@@ -342,3 +342,24 @@ def test_pipe19_the_threaded_loop_refuses_overlap(sqlite_url: str) -> None:
             AgentRun(store, uuid.uuid4(), overlap=True)
         with pytest.raises(ConfigurationError, match="True or False"):
             AgentRun(store, uuid.uuid4(), overlap="yes")  # type: ignore[arg-type]
+
+
+def test_pipe19_closing_the_run_lets_the_commit_in_flight_settle_before_the_lease_goes(
+    url: str,
+) -> None:
+    async def main(store: AsyncStore) -> Any:
+        run = AsyncAgentRun(store, initial_state=expected(0), overlap=True)
+        async with run:
+            async for info in run.steps(counter):
+                if info.step == 3:
+                    break  # step 4 was sent before 3 was yielded
+        # The iteration is still suspended (closed only when collected); close() let
+        # step 4's commit settle before it released the lease.
+        return run.run_id, run._flights
+
+    run_id, flights = run_async(main, url)
+    assert flights == set()
+    with Store.connect(url) as check:
+        info = check.get_run(run_id)
+        assert (info.head_step, info.lease_owner) == (4, None)
+        assert check.latest(run_id).state == expected(4)
