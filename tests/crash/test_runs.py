@@ -174,10 +174,13 @@ def test_an_overlapped_run_killed_at_random_points_loses_no_acknowledged_step(
     assert len(calls) - STEPS <= 3
 
 
-def test_a_frozen_owner_is_fenced_after_another_worker_takes_over(url: str) -> None:
+def test_a_frozen_owner_is_fenced_after_another_worker_takes_over(
+    url: str, mode: tuple[str, ...]
+) -> None:
     run_id = uuid.uuid4()
-    old = start(url, run_id, "--hold-in-step", "4", "--owner", "old", "--ttl", "1")
-    read_until(old.stdout, "HOLDING 4", [])  # steps 0-3 committed by the old owner
+    old = start(url, run_id, "--hold-in-step", "4", "--owner", "old", "--ttl", "1", *mode)
+    # Steps 0-3 committed by the old owner (overlapped, step 4's effect waited for 3).
+    read_until(old.stdout, "HOLDING 4", [])
     old.send_signal(signal.SIGSTOP)  # frozen: no heartbeat, no progress
     try:
         with Store.connect(url) as store:
