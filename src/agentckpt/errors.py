@@ -32,6 +32,7 @@ Every error says what was wrong and where. The tree::
     ├── TurnError                              conversations: the call does not fit the open turn
     ├── ResultNotLoadedError                   conversations: a blob result read before loading
     ├── DeltaChannelPruneError                 LangGraph: a DeltaChannel thread cannot be pruned
+    ├── StepAbandonedError                     runs, overlapped: the step before was not committed
     ├── TransientError                         runs, from a step: retry it from the last checkpoint
     └── FatalError                             runs, from a step: stop and mark the run failed
         ├── RetriesExhaustedError              a step kept failing transiently; the run is failed
@@ -81,6 +82,7 @@ __all__ = [
     "RunNotFoundError",
     "StaleHeadError",
     "StateVersionError",
+    "StepAbandonedError",
     "StepConflictError",
     "StepNotFoundError",
     "StorageFullError",
@@ -254,6 +256,12 @@ class ResultNotLoadedError(AgentckptError):
 
 
 # -- runs --------------------------------------------------------------------------------
+
+
+class StepAbandonedError(AgentckptError):
+    """Overlapped run loop: the commit of the step before this one failed, so this step,
+    computed meanwhile, is thrown away; raised by ``ctx.effect`` instead of running the
+    action. The loop handles the earlier step's failure and computes this step again."""
 
 
 class TransientError(AgentckptError):

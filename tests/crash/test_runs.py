@@ -1,13 +1,17 @@
 """Real processes killed with SIGKILL or frozen with SIGSTOP, on SQLite and PostgreSQL.
 
 The seed's first proof: an agent killed at step 37 resumes at step 38 in a new process,
-and its final output equals that of a run that never crashed.
+and its final output equals that of a run that never crashed. The kill tests run the
+agent twice: through the sync ``AgentRun``, and through ``AsyncAgentRun(overlap=True)``,
+which computes step N+1 while step N's commit is in flight (``OVERLAP``), and is also
+killed at random points of its pipeline.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -26,6 +30,14 @@ pytestmark = pytest.mark.crash
 
 AGENT = str(Path(agent_proc.__file__))
 STEPS = 60
+# The agent's options per loop: the sync loop, the overlapped asyncio loop.
+MODES = {"sync": (), "overlap": ("--overlap",)}
+
+
+@pytest.fixture(params=sorted(MODES))
+def mode(request: pytest.FixtureRequest) -> tuple[str, ...]:
+    """The agent process's run loop (its command-line options)."""
+    return MODES[request.param]
 
 
 def start(url: str, run_id: uuid.UUID, *args: str) -> subprocess.Popen[str]:
@@ -76,34 +88,42 @@ def reference(url: str) -> dict[str, Any]:
     return final
 
 
-def test_killed_at_step_37_resumes_at_38_and_ends_as_an_uncrashed_run(url: str) -> None:
+def test_killed_at_step_37_resumes_at_38_and_ends_as_an_uncrashed_run(
+    url: str, mode: tuple[str, ...]
+) -> None:
     run_id = uuid.uuid4()
-    child = start(url, run_id, "--pause-after", "37", "--owner", "worker-1")
+    child = start(url, run_id, "--pause-after", "37", "--owner", "worker-1", *mode)
     seen: list[str] = []
     read_until(child.stdout, "PAUSED 37", seen)  # step 37 is durable; the agent waits
     kill(child)
     assert seen[-2:] == ["COMMITTED 37", "PAUSED 37"]
 
     with Store.connect(url) as store:
-        assert store.latest(run_id).step == 37
+        # Overlapped, step 38 was computed and may have been sent before 37 was yielded.
+        latest = store.latest(run_id).step
+        assert latest in ((37, 38) if mode else (37,))
         assert store.get_run(run_id).status == "active"
 
     # The same worker identity restarts at once (its old lease is its own).
-    committed, final = finish(url, run_id, "--owner", "worker-1")
-    assert committed[0] == "COMMITTED 38"
+    committed, final = finish(url, run_id, "--owner", "worker-1", *mode)
+    assert committed[0] == f"COMMITTED {latest + 1}"
     assert committed[-1] == f"COMMITTED {STEPS}"
     assert final == reference(url)
     assert final["document"]["$blob"].startswith("sha256:")  # large outputs were offloaded
 
 
-def test_a_kill_inside_a_step_replays_its_effect_from_the_journal(url: str, tmp_path: Path) -> None:
+def test_a_kill_inside_a_step_replays_its_effect_from_the_journal(
+    url: str, tmp_path: Path, mode: tuple[str, ...]
+) -> None:
     run_id = uuid.uuid4()
     effects = tmp_path / "external-system.log"
-    child = start(url, run_id, "--hold-in-step", "38", "--owner", "w", "--effects", str(effects))
+    child = start(
+        url, run_id, "--hold-in-step", "38", "--owner", "w", "--effects", str(effects), *mode
+    )
     read_until(child.stdout, "HOLDING 38", [])  # the tool ran and was recorded; not committed
     kill(child)
 
-    committed, final = finish(url, run_id, "--owner", "w", "--effects", str(effects))
+    committed, final = finish(url, run_id, "--owner", "w", "--effects", str(effects), *mode)
     assert committed[0] == "COMMITTED 38"
     calls = [line.split() for line in effects.read_text().splitlines()]
     steps_called = [int(step) for step, _ in calls]
@@ -111,10 +131,56 @@ def test_a_kill_inside_a_step_replays_its_effect_from_the_journal(url: str, tmp_
     assert final == reference(url)
 
 
-def test_a_frozen_owner_is_fenced_after_another_worker_takes_over(url: str) -> None:
+@pytest.mark.parametrize("seed", [1, 2])
+def test_an_overlapped_run_killed_at_random_points_loses_no_acknowledged_step(
+    url: str, tmp_path: Path, seed: int
+) -> None:
+    """SIGKILL at random points of the overlapped loop's pipeline (a step computing, the
+    one before it in flight, the next queued behind it, an effect running), three times:
+    every step printed as committed is stored, no tool runs twice for a step (beyond the
+    documented window: killed after the action, before its result was recorded, which
+    the idempotency key closes), and the resumed run ends as an uncut one."""
+    rng = random.Random(seed)
     run_id = uuid.uuid4()
-    old = start(url, run_id, "--hold-in-step", "4", "--owner", "old", "--ttl", "1")
-    read_until(old.stdout, "HOLDING 4", [])  # steps 0-3 committed by the old owner
+    effects = tmp_path / "external-system.log"
+    options = ("--owner", "w", "--effects", str(effects), "--overlap")
+    acknowledged = -1
+    for _ in range(3):
+        child = start(url, run_id, *options)
+        seen: list[str] = []
+        # A few steps in, then a random instant (a sub-millisecond sleep lands it
+        # anywhere in a step's pipeline, not only just after a line was printed).
+        target = min(acknowledged + rng.randint(3, 15), STEPS - 5)
+        read_until(child.stdout, f"COMMITTED {target}", seen)
+        time.sleep(rng.random() * 0.004)
+        kill(child)
+        acknowledged = max(int(line.split()[1]) for line in seen if line.startswith("COMMITTED"))
+        with Store.connect(url) as store:
+            # Every acknowledged step is there; at most the one in flight beyond it
+            # and the one queued behind it.
+            latest = store.latest(run_id).step
+            assert acknowledged <= latest <= acknowledged + 2
+    committed, final = finish(url, run_id, *options)
+    assert committed[-1] == f"COMMITTED {STEPS}"
+    assert final == reference(url)
+    calls = [line.split() for line in effects.read_text().splitlines()]
+    keys_by_step: dict[int, set[str]] = {}
+    for step, key in calls:
+        keys_by_step.setdefault(int(step), set()).add(key)
+    # Each step's tool ran with one idempotency key, once per step bar at most one
+    # repeat per kill (the at-least-once window), never twice more.
+    assert sorted(keys_by_step) == list(range(1, STEPS + 1))
+    assert all(len(keys) == 1 for keys in keys_by_step.values())
+    assert len(calls) - STEPS <= 3
+
+
+def test_a_frozen_owner_is_fenced_after_another_worker_takes_over(
+    url: str, mode: tuple[str, ...]
+) -> None:
+    run_id = uuid.uuid4()
+    old = start(url, run_id, "--hold-in-step", "4", "--owner", "old", "--ttl", "1", *mode)
+    # Steps 0-3 committed by the old owner (overlapped, step 4's effect waited for 3).
+    read_until(old.stdout, "HOLDING 4", [])
     old.send_signal(signal.SIGSTOP)  # frozen: no heartbeat, no progress
     try:
         with Store.connect(url) as store:

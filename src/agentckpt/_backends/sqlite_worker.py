@@ -135,7 +135,9 @@ class _Inline:
     would hold them all. A lone run gains from it. So a commit runs inline only when it
     is a lone write of the run the previous commit was a lone write of (no other run
     committed in between), the other writes only while that holds, and reads (no fsync)
-    whenever the worker is idle.
+    whenever the worker is idle. A write marked ``overlapped`` (the run loop's overlap:
+    its writer computes the next step meanwhile) never runs inline, nor do the other
+    writes after it until a lone commit that is not overlapped.
 
     Inline calls hold the loop, so their time is watched: when its moving average goes
     over ``limit`` seconds (a slow disk's fsync, a loaded machine), the calls of the next
@@ -156,7 +158,9 @@ class _Inline:
     def commits(self, writes: Sequence[StepWrite]) -> bool:
         """Note a commit batch; whether it may run inline."""
         run = writes[0].run_id if len(writes) == 1 else None
-        self.lone = run is not None and run == self._last_run
+        # An overlapped write (the run loop computes its next step meanwhile) goes to
+        # the thread: inline, its fsync would hold the very loop it overlaps with.
+        self.lone = run is not None and run == self._last_run and not writes[0].overlapped
         self._last_run = run
         return self.lone and writes[0].raw_bytes <= _INLINE_BYTES
 

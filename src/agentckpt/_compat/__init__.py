@@ -12,6 +12,9 @@ twins reach the hand-written sync forms without any special rule:
   path (the audit log);
 - :class:`AsyncDeadline` / :class:`Deadline`: bound one database call, even against a
   frozen server (a task, or a timer thread, cancels and then cuts the connection);
+- :class:`AsyncFlight` / :class:`Flight`: a commit in flight while the run loop computes
+  its next step (a task), or, threaded, a result computed at once (the threaded loop
+  does not overlap: :data:`overlaps_async` / :data:`overlaps`);
 - :func:`sleep_async` / :func:`sleep`;
 - :func:`resolved_async` / :func:`resolved`: the result of a callback that may be sync
   or async (the async API accepts both; the sync one takes it as it is);
@@ -30,6 +33,7 @@ from typing import Any, TypeVar
 
 from agentckpt._compat.background import AsyncDrain, AsyncTicker, Drain, Ticker
 from agentckpt._compat.deadline import AsyncDeadline, Deadline
+from agentckpt._compat.flight import AsyncFlight, Flight, overlaps, overlaps_async
 from agentckpt._compat.group_commit import AsyncGroupCommit, GroupCommit
 
 T = TypeVar("T")
@@ -64,14 +68,18 @@ def resolved(value: Any) -> Any:
 __all__ = [
     "AsyncDeadline",
     "AsyncDrain",
+    "AsyncFlight",
     "AsyncGroupCommit",
     "AsyncTicker",
     "Deadline",
     "Drain",
+    "Flight",
     "GroupCommit",
     "Ticker",
     "off_loop",
     "off_loop_async",
+    "overlaps",
+    "overlaps_async",
     "resolved",
     "resolved_async",
     "sleep",

@@ -14,10 +14,14 @@ packs it in the committing thread before it queues, so threads compress in paral
 
 A batch holds at most one write per run (a run's steps are ordered; the statement
 writes each run's row once) and at most ``max_writes`` writes and about ``max_bytes``
-bytes. When a batch fails as a whole with an error the database raised for one of its
-writes, each write is sent again alone, so the error reaches the commit that caused it
-and the others land. Errors that say nothing about any one write (the server is
-unreachable, the outcome is unknown) go to every commit of the batch.
+bytes. A write of a run whose earlier write is still being sent waits for it (the
+overlapped run loop sends step N+1, guarded by step N, while N is in flight): sent on
+another connection at once, it could reach the database first and be refused (the
+asyncio form; the threaded one has no caller that sends so). When a batch fails as a
+whole with an error the database raised for one of its writes, each write is sent
+again alone, so the error reaches the commit that caused it and the others land.
+Errors that say nothing about any one write (the server is unreachable, the outcome is
+unknown) go to every commit of the batch.
 
 :class:`AsyncGroupCommit` sends a lone commit from the caller's task, and batches from
 tasks of its own, so a caller that is cancelled while waiting never cancels a batch that
@@ -67,14 +71,16 @@ class _Waiter(Generic[R]):
     size: int = field(default=0)
 
 
-def _take(queue: deque[_Waiter[R]], max_writes: int, max_bytes: int) -> list[_Waiter[R]]:
+def _take(
+    queue: deque[_Waiter[R]], max_writes: int, max_bytes: int, busy: set[object] | None = None
+) -> list[_Waiter[R]]:
     """Remove and return the next batch: queue order, one write per run, within limits.
 
-    The first write always goes, however big; writes of a run already in the batch stay
-    queued, in order, for a later batch.
+    The first write always goes, however big; writes of a run already in the batch, or
+    in ``busy`` (being sent), stay queued, in order, for a later batch.
     """
     batch: list[_Waiter[R]] = []
-    runs: set[object] = set()
+    runs: set[object] = set(busy) if busy else set()
     skipped: list[_Waiter[R]] = []
     size = 0
     while queue and len(batch) < max_writes:
@@ -126,16 +132,21 @@ class AsyncGroupCommit(_Queue[asyncio.Future[CommitOutcome]]):
         super().__init__(concurrency=concurrency, max_writes=max_writes, max_bytes=max_bytes)
         self._send = send
         self._tasks: set[asyncio.Task[None]] = set()
+        # The runs with a write being sent: their next write waits for it.
+        self._busy: set[object] = set()
 
     async def commit(self, write: StepWrite) -> CommitOutcome:
         """Send ``write`` (with others queued meanwhile) and return its outcome once
         durable."""
-        if not self._queue and self._active < self._concurrency:
+        run = write.run_id
+        if not self._queue and self._active < self._concurrency and run not in self._busy:
             # Nothing queued and a sender free: send it from this task, alone.
             self._active += 1
+            self._busy.add(run)
             try:
                 outcomes = await self._send([write])
             finally:
+                self._busy.discard(run)
                 self._release()
             return outcomes[0]
         future: asyncio.Future[CommitOutcome] = asyncio.get_running_loop().create_future()
@@ -169,10 +180,18 @@ class AsyncGroupCommit(_Queue[asyncio.Future[CommitOutcome]]):
     async def _drain(self) -> None:
         try:
             while self._queue:
-                batch = self._next_batch()
+                batch = _take(self._queue, self._max_writes, self._max_bytes, self._busy)
+                if not batch:
+                    break  # each queued write waits for its run's write being sent
                 live = [w for w in batch if not w.reply.done()]  # drop cancelled callers
-                if live:
+                if not live:
+                    continue
+                runs = {w.write.run_id for w in live}
+                self._busy |= runs
+                try:
                     await self._settle(live)
+                finally:
+                    self._busy -= runs
         except BaseException:
             self._active -= 1  # cancelled with the event loop: start nothing new
             raise

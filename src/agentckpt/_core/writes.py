@@ -165,6 +165,9 @@ class StepWrite(NamedTuple):
     token: bytes
     blobs: tuple[BlobRow, ...] = ()
     history: tuple[HistoryRow, ...] = ()
+    # The writer computes its next step while this write is made durable (the run
+    # loop's overlap): it must not be sent on the event loop's own thread.
+    overlapped: bool = False
 
     @property
     def codec(self) -> str:

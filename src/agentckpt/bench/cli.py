@@ -61,7 +61,7 @@ _FULL_AGENTS = (1, 10, 100, 1000)
 _SUBJECTS = ("agentckpt", "seed000", "floor", "batched", "langgraph")
 # Opt-in: the compiled LangGraph graphs (slow), agentckpt with encryption at rest
 # (--encryption adds it).
-_OPT_IN = ("graph", "graph_agentckpt", "agentckpt_enc")
+_OPT_IN = ("graph", "graph_agentckpt", "agentckpt_enc", "agentckpt_overlap")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -152,6 +152,14 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also run agentckpt with encryption at rest (the agentckpt_enc column)",
     )
+    parser.add_argument(
+        "--overlap",
+        action="store_true",
+        help=(
+            "also run agentckpt with its run loop overlapping steps (AsyncAgentRun "
+            "overlap=True; the agentckpt_overlap column)"
+        ),
+    )
     parser.add_argument("--quick", action="store_true", help="tiny sizes for a smoke run")
     parser.add_argument("--json", metavar="PATH", type=Path, help="also write the results as JSON")
     parser.add_argument(
@@ -181,6 +189,8 @@ def _config(args: argparse.Namespace) -> BenchConfig:
         subjects = _SUBJECTS + _OPT_IN
     if args.encryption and "agentckpt_enc" not in subjects:
         subjects = (*subjects, "agentckpt_enc")
+    if args.overlap and "agentckpt_overlap" not in subjects:
+        subjects = (*subjects, "agentckpt_overlap")
     unknown = sorted(set(subjects) - set(_SUBJECTS + _OPT_IN))
     if unknown:
         raise BenchmarkError(

@@ -27,6 +27,7 @@ from agentckpt.errors import (
     LeaseLostError,
     RetriesExhaustedError,
     RunFailedError,
+    StepAbandonedError,
     TransientError,
 )
 from agentckpt.runs.audit import AuditLog
@@ -74,6 +75,7 @@ __all__ = [
     "RunFailedError",
     "RunResult",
     "S3BlobStore",
+    "StepAbandonedError",
     "StepContext",
     "TransientError",
     "gc_blobs",

@@ -93,12 +93,24 @@ class AsyncAuditLog:
         ``data`` must be a JSON value; it is encoded here, so later changes to it do not
         change the event.
         """
+        row = self.row(run_id, kind, data, step=step)
+        return row is not None and self.offer(row)
+
+    def row(
+        self, run_id: RunId, kind: str, data: Any = None, *, step: int | None = None
+    ) -> dict[str, Any] | None:
+        """The event's row, encoded now, to :meth:`offer` later (the overlapped loop holds
+        a step's events until the step before it is durable); None, counted, if ``data``
+        cannot be stored. Never raises."""
         try:
-            row = event_row(as_run_id(run_id), step, kind, data, limits=self.limits)
+            return event_row(as_run_id(run_id), step, kind, data, limits=self.limits)
         except Exception:
             self._bad += 1
             log.exception("audit event %r of run %s refused", kind, run_id)
-            return False
+            return None
+
+    def offer(self, row: dict[str, Any]) -> bool:
+        """Queue a row made by :meth:`row`; False if it was dropped."""
         return self._drain.offer(row)
 
     async def _write(self, rows: list[dict[str, Any]]) -> None:

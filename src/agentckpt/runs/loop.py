@@ -20,6 +20,7 @@ import orjson
 
 from agentckpt import _compat
 from agentckpt._core.codec import ORJSON_STRICT, decode, encode_trusted
+from agentckpt._core.writes import Row, StepWrite
 from agentckpt.blobstores.base import BlobStore
 from agentckpt.errors import (
     AcknowledgedStepsLostError,
@@ -55,6 +56,7 @@ from agentckpt.runs.offload import (
     may_hold_refs,
     ref_uris,
 )
+from agentckpt.runs.prepared import PreparedStep, Tally
 from agentckpt.runs.results import Finish, RunResult
 from agentckpt.runs.retry import RetryPolicy
 from agentckpt.store.store import RunId, Store, as_run_id
@@ -149,6 +151,11 @@ class AgentRun:
       store is broken, bad configuration) and interrupts (``KeyboardInterrupt``,
       cancellation) propagate and leave the run active, to be resumed.
 
+    ``overlap=True`` (asyncio only) computes step N+1 while step N's commit is made
+    durable, and sends N+1's commit once N is: one commit in flight at a time, steps
+    yielded in order once durable; effects of N+1 wait for N (docs/runs.md, "Overlapped
+    steps").
+
     Example::
 
         def step(ctx):
@@ -181,7 +188,18 @@ class AgentRun:
         sleep: Callable[[float], None] | None = None,
         rng: Callable[[], float] = random.random,
         redactors: Sequence[Redactor] = (),
+        overlap: bool = False,
     ) -> None:
+        if type(overlap) is not bool:
+            raise ConfigurationError(f"overlap must be True or False, not {overlap!r}")
+        if overlap and not _compat.overlaps:
+            raise ConfigurationError(
+                "overlap=True needs the asyncio run loop: the threaded loop commits each "
+                "step in the thread that computes the next one, so there is nothing to "
+                "overlap (use the async API's run loop, or overlap=False)"
+            )
+        # Step N+1 is computed while step N's commit is made durable (docs/runs.md).
+        self.overlap = overlap
         # Applied to every string of each state (and each recorded effect result) before
         # it is stored (agentckpt.redaction); the records go in the step's metadata.
         try:
@@ -240,6 +258,10 @@ class AgentRun:
         self._lent = False
         # Step 0, when open() committed it: the first step the iteration yields.
         self._opened_with: StepInfo | None = None
+        # Overlap: the commits sent and not yet settled by the loop, which close()
+        # lets settle before the lease goes (an iteration left suspended by a break
+        # inside ``with run:`` is closed only later).
+        self._flights: set[_compat.Flight[StepInfo]] = set()
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -329,6 +351,9 @@ class AgentRun:
         if not self._open or self._heartbeat is None:
             return
         self._open = False
+        for flight in list(self._flights):
+            flight.abandon()
+        self._flights.clear()
         heartbeat = self._heartbeat
         heartbeat.stop()
         if heartbeat.lost or self._finished or not release:
@@ -384,10 +409,11 @@ class AgentRun:
             self._check_lease()
             yield self._commit_initial()
         assert self._step is not None
-        failures = 0
-        # When the current outage began (monotonic seconds), and its retries so far.
-        outage: float | None = None
-        outage_retries = 0
+        if self.overlap:
+            for info in self._overlapped(step_fn, max_steps):
+                yield info
+            return
+        tally = Tally()
         # A step of an earlier iteration failed after it was lent the state, and no
         # clean copy could be made without I/O: re-read it before the next step.
         stale = self._lent
@@ -396,17 +422,14 @@ class AgentRun:
             while True:
                 try:
                     if stale:
-                        before = self._step
-                        self._reload()
+                        self._reread(tally)
                         stale = False
-                        if self._step != before:
-                            failures = 0  # a commit of unknown outcome had landed
                     assert self._step is not None
                     number = self._step + 1
                     if max_steps is not None and self._step >= max_steps:
                         break
                     self._check_lease()
-                    attempt = failures + outage_retries + 1
+                    attempt = tally.attempt
                     given = self._lend()
                     ctx = StepContext(self, number, self._step, attempt, given)
                     outcome = step_fn(ctx)
@@ -414,29 +437,13 @@ class AgentRun:
                     # The commit's span says which retry of the step it is (retry_count).
                     with self.store.telemetry.attempt(attempt - 1):
                         info = self._commit(
-                            number, outcome.state if finish else outcome, failures, given
+                            number, outcome.state if finish else outcome, tally.failures, given
                         )
-                except TransientError as exc:
-                    failures += 1
-                    self._backoff(number, failures, exc)
-                    stale = True
-                    continue
-                except _STORE_TRANSIENT as exc:
-                    outage = time.monotonic() if outage is None else outage
-                    outage_retries += 1
-                    self._ride_out(number, outage, outage_retries, exc)
-                    stale = True
-                    continue
-                except FatalError as exc:
-                    self._fail(number, exc)
-                    raise
-                except _NOT_THE_RUNS_FAULT:
-                    raise
                 except Exception as exc:
-                    self._fail(number, exc)
-                    raise
-                failures = 0
-                outage, outage_retries = None, 0
+                    self._recover(number, exc, tally)
+                    stale = True
+                    continue
+                tally.reset()
                 yield info
                 if finish:
                     break
@@ -444,6 +451,187 @@ class AgentRun:
             self._restore()
             raise
         self._complete()
+
+    def _overlapped(self, step_fn: StepFn, max_steps: int | None) -> Iterator[StepInfo]:
+        """The loop of ``overlap=True``: step N+1 is computed and planned while step N's
+        commit is made durable, and its commit is sent behind N's, guarded by it; N is
+        yielded once durable, then N+2 is computed while N+1 is written. One commit is
+        written at a time, steps are acknowledged in order, and the loop never computes
+        more than one step past the one being written."""
+        assert self._step is not None
+        tally = Tally()
+        stale = self._lent
+        number = self._step + 1
+        # The step whose commit is in flight (sent, not yet known durable), and it.
+        ahead: PreparedStep | None = None
+        flight: _compat.Flight[StepInfo] | None = None
+        ctx: StepContext | None = None
+        try:
+            while True:
+                try:
+                    if stale:
+                        self._reread(tally)
+                        stale = False
+                    assert self._step is not None
+                    parent = self._step if ahead is None else ahead.number
+                    done = (ahead is not None and ahead.finish) or (
+                        max_steps is not None and parent >= max_steps
+                    )
+                    number = parent + 1
+                    prepared: PreparedStep | None = None
+                    error: Exception | None = None
+                    ctx = None
+                    chained: _compat.Flight[StepInfo] | None = None
+                    # Only a commit the store built already is overlapped with the next
+                    # step: one that offloads reads the state and writes its blobs while
+                    # in flight (the next step could not load them yet).
+                    if not done and (ahead is None or ahead.plan is not None):
+                        self._check_lease()
+                        # A speculative step (its parent in flight) is a first attempt:
+                        # the tally is its parent's until that parent is durable.
+                        attempt = 1 if ahead is not None else tally.attempt
+                        failures = 0 if ahead is not None else tally.failures
+                        given = self._lend(ahead)
+                        ctx = StepContext(self, number, parent, attempt, given, after=flight)
+                        try:
+                            outcome = step_fn(ctx)
+                            finish = isinstance(outcome, Finish)
+                            state = outcome.state if finish else outcome
+                            prepared = self._prepare(number, state, failures, given, after=ahead)
+                            prepared.finish = finish
+                        except Exception as exc:
+                            # The step in flight is settled first, then this error.
+                            error = exc
+                        if ahead is not None and prepared is not None:
+                            # Sent now, behind its parent's commit and guarded by it: the
+                            # writer takes it as soon as the parent is written.
+                            chained = self._fly_built(prepared, start=False)
+                    if ahead is not None and flight is not None:
+                        landing, flying = ahead, flight
+                        ahead = flight = None
+                        number = landing.number  # a failure now is that step's
+                        try:
+                            settled = flying.result()
+                            self._flights.discard(flying)
+                            info = self._settle(landing, settled)
+                        except BaseException:
+                            if ctx is not None:
+                                ctx.release(offer=False)
+                            # Both settle before anything else (a cancellation while
+                            # waiting leaves them in flight otherwise). The one sent
+                            # behind is refused if its parent did not land; if it did
+                            # (an unknown outcome), both did: a history the re-read reads.
+                            self._drop(flying)
+                            if chained is not None:
+                                self._drop(chained)
+                            raise
+                        tally.reset()
+                        number = landing.number + 1
+                        if ctx is not None:
+                            ctx.release(offer=True)
+                        if chained is not None:
+                            ahead, flight = prepared, chained
+                            # Its turn now that its parent is written: handed to the
+                            # writer before the next step is computed.
+                            chained.started()
+                        elif prepared is not None:
+                            ahead, flight = prepared, self._fly(prepared)
+                        yield info
+                    elif prepared is not None:
+                        ahead, flight = prepared, self._fly(prepared)
+                    if error is not None:
+                        raise error
+                    if done:
+                        break
+                except Exception as exc:
+                    if flight is not None:
+                        # Raised before the flight was settled (not by the step, whose
+                        # error waits for it): nothing may build on it now.
+                        self._drop(flight)
+                        ahead = flight = None
+                    self._recover(number, exc, tally)
+                    stale = True
+                    continue
+        except BaseException:
+            if flight is not None:
+                # Stopped with a commit in flight (a break, an error, a cancellation):
+                # its outcome is nobody's now, but it must settle before the lease goes.
+                self._drop(flight)
+                # If it landed, the store's head is past the loop's: re-read on a later
+                # iteration (unless the store still holds the loop's last step).
+                self._owned, self._lent = False, True
+            self._restore()
+            raise
+        self._complete()
+
+    def _drop(self, flight: _compat.Flight[StepInfo]) -> None:
+        """Let a commit nobody will build on settle, whatever its outcome."""
+        try:
+            flight.abandon()
+        finally:
+            self._flights.discard(flight)
+
+    def _fly(self, prepared: PreparedStep) -> _compat.Flight[StepInfo]:
+        """Send a prepared step's commit (its parent durable) and return it in flight,
+        handed to the store's sender already."""
+        flight = self._fly_built(prepared)
+        if flight is not None:
+            return flight
+        # The general way (an offload, a redaction, a head the store no longer caches):
+        # the commit reads the state while in flight, so the next step is computed once
+        # it has landed.
+        prepared.plan = None
+        flight = _compat.Flight(self._send(prepared))
+        self._flights.add(flight)
+        flight.started()
+        return flight
+
+    def _fly_built(
+        self, prepared: PreparedStep, *, start: bool = True
+    ) -> _compat.Flight[StepInfo] | None:
+        """Send a prepared step's commit if the store builds it from its plan now (its
+        parent durable, or in flight and planned); None if it cannot. ``start``: give
+        it a turn of the loop now (behind a parent in flight the caller gives it one
+        once the parent is written: until then it could only queue)."""
+        if prepared.plan is None or prepared.head is None:
+            return None
+        write = self.store._build_next(
+            prepared.head, prepared.plan, self.run_id, prepared.state, epoch=prepared.epoch
+        )
+        if write is None:
+            return None
+        flight = _compat.Flight(self._sent(prepared, write))
+        self._flights.add(flight)
+        if start:
+            flight.started()
+        return flight
+
+    def _reread(self, tally: Tally) -> None:
+        """Re-read the run's last checkpoint before retrying a step."""
+        before = self._step
+        self._reload()
+        if self._step != before:
+            tally.failures = 0  # a commit of unknown outcome had landed
+
+    def _recover(self, number: int, exc: Exception, tally: Tally) -> None:
+        """After step ``number`` (or its commit) raised ``exc``: return to retry it from
+        the last checkpoint (after waiting), or raise to stop the loop."""
+        if isinstance(exc, TransientError):
+            tally.failures += 1
+            self._backoff(number, tally.failures, exc)
+            return
+        if isinstance(exc, _STORE_TRANSIENT):
+            tally.outage = time.monotonic() if tally.outage is None else tally.outage
+            tally.outage_retries += 1
+            self._ride_out(number, tally.outage, tally.outage_retries, exc)
+            return
+        if isinstance(exc, FatalError):
+            self._fail(number, exc)
+            raise exc
+        if isinstance(exc, _NOT_THE_RUNS_FAULT):
+            raise exc
+        self._fail(number, exc)
+        raise exc
 
     # -- internals -------------------------------------------------------------------
 
@@ -458,7 +646,7 @@ class AgentRun:
                 "this worker stops"
             )
 
-    def _lend(self) -> Any:
+    def _lend(self, ahead: PreparedStep | None = None) -> Any:
         """The state a step is given: the loop's own object as it is, else a copy.
 
         Giving the loop's own object needs no copy, and nobody else holds it but the
@@ -466,7 +654,17 @@ class AgentRun:
         one's changes). What was stored cannot change: the commit compares with the
         store's own head (:meth:`Store._base_state`), never with this object, and
         until the step commits the object counts as lent (:meth:`_restore`).
+
+        ``ahead`` (overlap): the step whose commit is in flight, whose state this step
+        builds on. Its own object is lent only when its commit was built already (the
+        store's plan, whose bytes are made) and nothing reads it before it settles (an
+        audit log's ``step.committed`` event does); else a copy.
         """
+        if ahead is not None:
+            if ahead.owned and ahead.plan is not None and self._audit is None:
+                ahead.lent = True
+                return ahead.state
+            return _fresh(ahead.state)
         if self._owned:
             self._owned, self._lent = False, True
             return self._state
@@ -501,6 +699,24 @@ class AgentRun:
 
     def _commit(self, number: int, state: Any, failures: int, given: Any) -> StepInfo:
         """Commit the state a step returned (``given``: the object the step was given)."""
+        prepared = self._prepare(number, state, failures, given)
+        return self._settle(prepared, self._send(prepared))
+
+    def _prepare(
+        self,
+        number: int,
+        state: Any,
+        failures: int,
+        given: Any,
+        *,
+        after: PreparedStep | None = None,
+    ) -> PreparedStep:
+        """Decide the commit of the state a step returned, before any I/O.
+
+        ``after``: the step whose commit is in flight (overlap), the base of this one;
+        with the store's plan of it, this step is planned now against that plan's head,
+        so its bytes are made before the next step may change its state.
+        """
         # Before the artifacts: an offloaded value is stored redacted too.
         state, redacted = redact(state, self.redactors) if self.redactors else (state, ())
         # The members that differ from the last committed state (itself offloaded): the
@@ -508,9 +724,16 @@ class AgentRun:
         # takes them as its own comparison of the members (it checks the rest exactly).
         # Compared with the store's own head, which no step can have changed (the step's
         # state may be the loop's previous one, lent); else with the previous state.
-        head = None if self._step is None else self.store._run_head(self.run_id, self._step)
+        if after is not None:
+            parent: int | None = after.number
+            head = None if after.plan is None else after.plan.head
+            known = self._known if after.known is None else after.known
+        else:
+            parent = self._step
+            head = None if parent is None else self.store._run_head(self.run_id, parent)
+            known = self._known
         base = None if head is None else head.state
-        if base is None and not self._lent:
+        if base is None and not self._lent and after is None:
             base = self._state
         differs = changed_members(state, base)
         changed = None if differs is None else list(compress(state.values(), differs))
@@ -518,75 +741,131 @@ class AgentRun:
         # scan and the plan each made their own.
         encodings = None if changed is None else encodings_of(changed)
         stored, pending = self._artifacts.prepare(state, changed, encodings)
-        epoch = self.lease.epoch
+        prepared = PreparedStep(
+            number=number,
+            parent=parent,
+            state=stored,
+            given=given,
+            failures=failures,
+            epoch=self.lease.epoch,
+            head=head,
+            differs=differs,
+            encodings=encodings,
+            pending=pending,
+            redacted=list(redacted),
+            known=None,
+            steady=head is not None and differs is not None and stored is state and not redacted,
+        )
+        if (
+            changed is None
+            or pending
+            or known
+            or (encodings_hold_refs(encodings) if encodings is not None else may_hold_refs(changed))
+        ):
+            prepared.known = ref_uris(stored)
+        else:
+            # The last state referenced no blob and the changed members add none.
+            prepared.known = set()
+        if self.overlap and prepared.steady and head is not None and differs is not None:
+            # The encodings are of these very values (nothing was offloaded, so
+            # ``stored`` is ``state``, and nothing ran in between).
+            prepared.plan = self.store._plan_next(
+                head, self.run_id, stored, policy=self.policy, changed=differs, encoded=encodings
+            )
+        return prepared
+
+    def _send(self, prepared: PreparedStep) -> StepInfo:
+        """Commit a prepared step; a refusal that is really a takeover is said as one."""
+        number, epoch, stored = prepared.number, prepared.epoch, prepared.state
         try:
-            if head is not None and differs is not None and stored is state and not redacted:
-                # The steady state: the step after the store's cached head, nothing to
-                # offload or record. The encodings are of these very values (nothing
-                # was offloaded, so ``stored`` is ``state``, and nothing ran in between).
+            if prepared.steady and prepared.head is not None and prepared.differs is not None:
                 info = self.store._commit_next(
-                    head,
+                    prepared.head,
                     self.run_id,
                     stored,
                     epoch=epoch,
                     policy=self.policy,
-                    changed=differs,
-                    encoded=encodings,
+                    changed=prepared.differs,
+                    encoded=prepared.encodings,
                 )
             else:
+                pending = prepared.pending
                 rows = self._artifacts.persist(pending, self._known) if pending else []
                 info = self.store.commit(
                     self.run_id,
                     stored,
                     step=number,
-                    expected_head=self._step,
+                    expected_head=prepared.parent,
                     epoch=epoch,
                     blobs=rows,
                     policy=self.policy,
-                    metadata=record_metadata(number, redacted) or None,
-                    _changed=differs,
+                    metadata=record_metadata(number, prepared.redacted) or None,
+                    _changed=prepared.differs,
                 )
         except ConflictError as exc:
-            # A stale owner may trip over the moved head before the epoch check: report
-            # what really happened, a takeover, whichever check refused the write.
-            if isinstance(exc, FencedError) and not isinstance(exc, LeaseLostError):
-                raise LeaseLostError(
-                    f"run {self.run_id}: lease epoch {epoch} was taken over; step {number} "
-                    f"was not written ({exc})"
-                ) from exc
-            if (
-                not isinstance(exc, FencedError | AcknowledgedStepsLostError)
-                and self._leases.epoch(self.run_id) != epoch
-            ):
-                raise LeaseLostError(
-                    f"run {self.run_id}: lease epoch {epoch} was taken over; step {number} "
-                    "was not written"
-                ) from exc
-            raise
-        parent = self._step
-        self._step, self._state = number, stored
-        # The step returned the object it was given, as stored: the loop's own.
-        self._owned, self._lent = given is not None and stored is given, False
-        if (
-            changed is None
-            or pending
-            or self._known
-            or (encodings_hold_refs(encodings) if encodings is not None else may_hold_refs(changed))
-        ):
-            self._known = ref_uris(stored)
-        # else: the last state referenced no blob and the changed members add none
+            raise self._refused(number, epoch, exc) from exc
+        return self._landed(info)
+
+    def _sent(self, prepared: PreparedStep, write: StepWrite) -> StepInfo:
+        """The outcome of a write the store built already (overlap), refusals said as
+        :meth:`_send` says them."""
+        assert prepared.head is not None
+        assert prepared.plan is not None
+        try:
+            info = self.store._send_next(prepared.head, prepared.plan, write)
+        except ConflictError as exc:
+            raise self._refused(prepared.number, prepared.epoch, exc) from exc
+        return self._landed(info)
+
+    def _landed(self, info: StepInfo) -> StepInfo:
+        """What follows a commit that landed, before anyone learns it did: a snapshot
+        prunes the effects of the steps before it. In the commit's own flight (overlap),
+        so an effect of the next step, which waits for that flight, is recorded after
+        the prune, never deleted by it."""
         if info.kind == "snapshot" and self.policy.prune:
             try:
-                self._effects.prune(self.run_id, number)
+                self._effects.prune(self.run_id, info.step)
             except AgentckptError as exc:  # committed already; old effects are only garbage
                 log.warning("run %s: could not prune old effects: %s", self.run_id, exc)
+        return info
+
+    def _refused(self, number: int, epoch: int, exc: ConflictError) -> ConflictError:
+        """The error to raise for a refused commit of step ``number`` under ``epoch``."""
+        # A stale owner may trip over the moved head before the epoch check: report
+        # what really happened, a takeover, whichever check refused the write.
+        if isinstance(exc, FencedError) and not isinstance(exc, LeaseLostError):
+            return LeaseLostError(
+                f"run {self.run_id}: lease epoch {epoch} was taken over; step {number} "
+                f"was not written ({exc})"
+            )
+        if (
+            not isinstance(exc, FencedError | AcknowledgedStepsLostError)
+            and self._leases.epoch(self.run_id) != epoch
+        ):
+            return LeaseLostError(
+                f"run {self.run_id}: lease epoch {epoch} was taken over; step {number} "
+                "was not written"
+            )
+        return exc
+
+    def _settle(self, prepared: PreparedStep, info: StepInfo) -> StepInfo:
+        """The loop's view after a prepared step committed (``info``)."""
+        number, stored = prepared.number, prepared.state
+        parent = self._step
+        self._step, self._state = number, stored
+        # The step returned the object it was given, as stored: the loop's own; unless
+        # (overlap) it is lent to the next step already.
+        self._owned = prepared.owned and not prepared.lent
+        self._lent = prepared.lent
+        if prepared.known is not None:
+            self._known = prepared.known
         if self._audit is not None:  # the event's record is built only for an audit log
             self._emit(
                 "step.committed",
                 {
                     "parent_step": parent,
                     "kind": info.kind,
-                    "attempt": failures + 1,
+                    "attempt": prepared.failures + 1,
                     "state": stored,
                 },
                 step=number,
@@ -656,3 +935,13 @@ class AgentRun:
         if self._audit is None:
             return False
         return self._audit.emit(self.run_id, kind, data, step=step)
+
+    def _event_row(self, kind: str, data: Any, *, step: int | None) -> Row | None:
+        """An event's row encoded now, to :meth:`_offer` later (overlap); None without an
+        audit log or for data it refuses."""
+        if self._audit is None:
+            return None
+        return self._audit.row(self.run_id, kind, data, step=step)
+
+    def _offer(self, row: Row) -> bool:
+        return self._audit is not None and self._audit.offer(row)

@@ -235,6 +235,10 @@ class Store:
         # the head cache holds this lock. It is never held across I/O.
         self._heads_lock = threading.Lock()
         self._in_flight: dict[UUID, _InFlight] = {}
+        # The head each run will have once its last overlapped write (the run loop's
+        # overlap, built by _build_next) lands: the next one may be built on it while
+        # that write is still in flight. Dropped with the cached head (_forget).
+        self._ahead: dict[UUID, Head] = {}
         # Event counts for a metrics exporter; the highest step acknowledged per run, to
         # notice a head that went backwards (lost acknowledged commits).
         self.counters = Counters()
@@ -667,19 +671,9 @@ class Store:
         step = head.step
         assert step is not None
         with self.telemetry.commit(self._db, rid, step + 1) as probe:
-            with self._heads_lock:
-                current = self._heads.get(rid)
-            if current is head and rid not in self._in_flight:
-                plan = plan_commit(
-                    rid,
-                    head,
-                    state,
-                    step=step + 1,
-                    keep_open=False,
-                    policy=policy,
-                    limits=self.limits,
-                    changed=changed,
-                    encoded=encoded,
+            if self._is_head(rid, head):
+                plan = self._plan_next(
+                    head, rid, state, policy=policy, changed=changed, encoded=encoded
                 )
                 info = self._write(
                     rid,
@@ -712,6 +706,83 @@ class Store:
             probe.done(info.step, info.kind, info.stored_bytes)
         return info
 
+    def _is_head(self, rid: UUID, head: Head) -> bool:
+        """Internal: ``head`` is the run's cached head and no commit of the run is of
+        unknown outcome, so a plan against it may be written as it is; no I/O."""
+        with self._heads_lock:
+            current = self._heads.get(rid)
+        return current is head and rid not in self._in_flight
+
+    def _plan_next(
+        self,
+        head: Head,
+        rid: UUID,
+        state: Any,
+        *,
+        policy: SnapshotPolicy,
+        changed: bytes,
+        encoded: Sequence[bytes] | None,
+    ) -> Plan:
+        """Internal (the run loop's): the plan of ``state`` as the step after ``head``,
+        no I/O. ``head`` may be the head of a plan not yet durable (the loop's
+        overlapped steps plan step N+1 while step N's commit is in flight); the plan's
+        bytes are made here, so a later change to ``state`` changes nothing it writes."""
+        assert head.step is not None
+        return plan_commit(
+            rid,
+            head,
+            state,
+            step=head.step + 1,
+            keep_open=False,
+            policy=policy,
+            limits=self.limits,
+            changed=changed,
+            encoded=encoded,
+        )
+
+    def _build_next(
+        self, head: Head, plan: Plan, rid: UUID, state: Any, *, epoch: int
+    ) -> StepWrite | None:
+        """Internal (the overlapped run loop's): the write of ``plan`` (from
+        :meth:`_plan_next` against ``head``), built now, for :meth:`_send_next`; None
+        when ``head`` is neither the run's cached head nor the head its overlapped write
+        in flight will give it (the caller commits the general way).
+
+        Everything the write reads of ``state`` is read here: the caller may hand
+        ``state`` to the next step at once. A write built on the head of one still in
+        flight is guarded by that head (its step and version): if the write before it
+        does not land, the database refuses it and it writes nothing. The write is
+        marked ``overlapped``: it never runs on the event loop's own thread (SQLite's
+        inline mode), so the loop computes on while it is made durable.
+        """
+        with self._heads_lock:
+            current = self._heads.get(rid)
+        if rid in self._in_flight or (head is not current and head is not self._ahead.get(rid)):
+            return None
+        write, _ = self._step_write(
+            rid, plan, state, epoch=epoch, metadata=None, blobs=(), history=(), overlapped=True
+        )
+        self._ahead[rid] = plan.head
+        return write
+
+    def _send_next(self, head: Head, plan: Plan, write: StepWrite) -> StepInfo:
+        """Internal: send a write of :meth:`_build_next`; its outcome as
+        :meth:`_commit_next` gives it."""
+        with self.telemetry.commit(self._db, write.run_id, plan.step) as probe:
+            info = self._outcome(
+                write.run_id,
+                head,
+                plan,
+                write,
+                write.token,
+                step=plan.step,
+                expected_head=head.step,
+                epoch=write.epoch,
+                in_flight=None,
+            )
+            probe.done(info.step, info.kind, info.stored_bytes)
+        return info
+
     def _write(
         self,
         rid: UUID,
@@ -729,7 +800,34 @@ class Store:
     ) -> StepInfo:
         """Send the write of ``plan`` (against ``head``), then its outcome: the step, or
         the refusal that says why (a retry that landed is the step)."""
-        target = plan.step
+        write, token = self._step_write(
+            rid, plan, state, epoch=epoch, metadata=metadata, blobs=blobs, history=history
+        )
+        return self._outcome(
+            rid,
+            head,
+            plan,
+            write,
+            token,
+            step=step,
+            expected_head=expected_head,
+            epoch=epoch,
+            in_flight=in_flight,
+        )
+
+    def _step_write(
+        self,
+        rid: UUID,
+        plan: Plan,
+        state: Any,
+        *,
+        epoch: int | None,
+        metadata: dict[str, Any] | None,
+        blobs: Sequence[BlobRow],
+        history: Sequence[HistoryRow],
+        overlapped: bool = False,
+    ) -> tuple[StepWrite, bytes]:
+        """The write of ``plan`` and its token; no I/O."""
         # Stored with the step: when a guard refuses, it tells this write's own retry
         # from another writer's commit of the same state.
         token = new_token()
@@ -759,7 +857,25 @@ class Store:
             token=token,
             blobs=tuple(map(self.sealing.seal_blob, blobs)) if blobs else (),
             history=tuple(map(self.sealing.seal_history, history)) if history else (),
+            overlapped=overlapped,
         )
+        return write, token
+
+    def _outcome(
+        self,
+        rid: UUID,
+        head: Head,
+        plan: Plan,
+        write: StepWrite,
+        token: bytes,
+        *,
+        step: int | None,
+        expected_head: int | EllipsisType | None,
+        epoch: int | None,
+        in_flight: _InFlight | None,
+    ) -> StepInfo:
+        """Send ``write`` (of ``plan``, against ``head``) and return its outcome."""
+        target = plan.step
         try:
             outcome = self._group.commit(write)
         except BaseException:
@@ -770,6 +886,8 @@ class Store:
             raise
         if isinstance(outcome, Committed):
             self._remember(rid, plan.head)
+            if self._ahead.get(rid) is plan.head:
+                del self._ahead[rid]  # no overlapped write of the run in flight now
             self._acknowledged.record(rid, plan.step)
             return StepInfo(
                 run_id=rid,
@@ -781,7 +899,7 @@ class Store:
                 state_version=write.state_version,
                 write_version=plan.write_version,
                 raw_bytes=plan.raw_bytes,
-                stored_bytes=stored.size(),
+                stored_bytes=write.stored.size(),
                 state_bytes=plan.state_bytes,
                 checksum=plan.checksum.hex(),
                 created_at=outcome.created_at,
@@ -894,6 +1012,7 @@ class Store:
     def _forget(self, rid: UUID) -> None:
         with self._heads_lock:
             self._heads.pop(rid, None)
+        self._ahead.pop(rid, None)
 
     def _head(self, rid: UUID, *, reload: bool = False) -> Head:
         if not reload:

@@ -121,10 +121,12 @@ class RunHandle:
 
 
 class Runs:
-    """Runs of one flavor (sync or async) on one database."""
+    """Runs of one flavor (sync or async) on one database; ``overlap``: the async loop
+    with ``overlap=True`` (step N+1 computed while step N commits)."""
 
-    def __init__(self, flavor: str, url: str) -> None:
+    def __init__(self, flavor: str, url: str, *, overlap: bool = False) -> None:
         self.flavor = flavor
+        self.overlap = overlap
         self.url = url
         self.loop = asyncio.new_event_loop()
         if flavor == "sync":
@@ -158,6 +160,8 @@ class Runs:
 
     def agent_run(self, run_id: Any = None, *, store: Any = None, **options: Any) -> RunHandle:
         cls = AgentRun if self.flavor == "sync" else AsyncAgentRun
+        if self.overlap:
+            options.setdefault("overlap", True)
         return RunHandle(self, cls(store or self.store, run_id, **options))
 
     def audit_log(self, store: Any = None, *, start: bool = True, **options: Any) -> Any:
@@ -214,16 +218,17 @@ class Runs:
         self.loop.close()
 
 
-@pytest.fixture(params=["sync", "async"])
+@pytest.fixture(params=["sync", "async", "overlap"])
 def flavor(request: pytest.FixtureRequest) -> str:
-    """Which run loop: ``AgentRun`` (sync) or ``AsyncAgentRun``."""
+    """Which run loop: ``AgentRun`` (sync), ``AsyncAgentRun``, or ``AsyncAgentRun`` with
+    ``overlap=True`` (every run test holds for the overlapped loop too)."""
     return str(request.param)
 
 
 @pytest.fixture
 def runs(flavor: str, url: str) -> Iterator[Runs]:
     """Run loops of one flavor on a fresh SQLite or PostgreSQL database."""
-    made = Runs(flavor, url)
+    made = Runs("async" if flavor == "overlap" else flavor, url, overlap=flavor == "overlap")
     yield made
     made.close()
 

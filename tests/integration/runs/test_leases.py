@@ -108,7 +108,9 @@ def test_recovery_claims_expired_runs_of_registered_agents_only(runs: Runs) -> N
         (orphan, "planner", 2, None)
     ]
     assert recovered[0].result == [1, 2, 3, 4, 5]
-    assert resumed == [(orphan, 2, 2)]
+    # Overlapped, step 3 was sent before step 2 was yielded: it may have landed.
+    assert [(run_id, epoch) for run_id, _, epoch in resumed] == [(orphan, 2)]
+    assert resumed[0][1] in ((2, 3) if runs.overlap else (2,))
     assert runs.check.get_run(orphan).status == "completed"
     assert runs.check.get_run(live).lease_owner == "dead"  # its lease is still live
     assert runs.do(worker.recover_once()) == []
@@ -127,8 +129,12 @@ def test_a_stale_worker_is_fenced_after_recovery(runs: Runs) -> None:
     worker.register("planner", lambda r: r.run(counter_step, max_steps=3))
     assert len(runs.do(worker.recover_once())) == 1
 
+    yielded: list[int] = []
     with pytest.raises(LeaseLostError):  # the old worker wakes up
-        next(produced)
+        yielded.extend(info.step for info in produced)
+    # Overlapped, step 2 was sent before step 1 was yielded: if it landed before the
+    # takeover it is durable, and yielded; the next commit is fenced.
+    assert yielded in ([], [2]) if runs.overlap else yielded == []
     assert runs.check.latest(run.run_id).step == 3
 
 

@@ -65,7 +65,9 @@ def test_a_run_resumes_after_its_last_committed_step(runs: Runs) -> None:
     second = runs.agent_run(run_id, initial_state={"ignored": True})
     result = second.run(step, max_steps=6)
 
-    assert calls == [4, 5, 6]
+    # Overlapped, step 4 was computed and sent before step 3 was yielded, and the loop
+    # let that commit settle when the iteration stopped: it landed (from step 3).
+    assert calls == ([5, 6] if runs.overlap else [4, 5, 6])
     assert core(result.state) == {"n": 6, "seen": [1, 2, 3, 4, 5, 6]}
 
 
@@ -198,6 +200,9 @@ def test_a_commit_of_unknown_outcome_is_resolved_by_reloading_from_the_database(
     result = run.run(step, max_steps=3)
 
     # Step 2 landed although its commit raised: the reload finds it and goes on at 3.
+    # Overlapped, step 3 was computed while step 2 was in flight and sent behind it,
+    # guarded by it: it landed too (a history built step on step), and the reload
+    # finds both.
     assert calls == [1, 2, 3]
     assert len(slept) == 1
     assert core(result.state) == {"n": 3, "seen": [1, 2, 3]}
@@ -323,10 +328,14 @@ def test_a_commit_after_a_takeover_is_fenced_and_writes_nothing(runs: Runs) -> N
     )
     # LeaseLostError (a FencedError), as docs/runs.md says, although the heartbeat (off
     # here) never noticed (issue 12: a plain FencedError).
+    yielded: list[int] = []
     with pytest.raises(LeaseLostError, match="taken over"):
-        next(steps)
+        yielded.extend(info.step for info in steps)
+    # Overlapped, step 2 was sent before step 1 was yielded: if it landed before the
+    # takeover it is durable, and yielded; the next commit is fenced.
+    assert yielded in ([], [2]) if runs.overlap else yielded == []
     info = runs.check.get_run(run_id)
-    assert info.head_step == 1
+    assert info.head_step == (yielded or [1])[-1]
     assert info.status == "active"  # not marked by the stale worker
     assert info.lease_owner == "new"
     stale.close()

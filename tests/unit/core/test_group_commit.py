@@ -330,3 +330,24 @@ def test_threads_pack_their_own_payloads_and_the_async_sender_packs_them() -> No
 
     asyncio.run(main())
     assert seen == [True, False]
+
+
+def test_pipe19_a_runs_next_write_waits_for_its_write_in_flight_even_with_senders_free() -> None:
+    """The overlapped run loop sends step N+1 while N is in flight: with senders free,
+    N+1 would go on another connection and could reach the database first (refused by
+    its guard); it waits for N, and another run's write does not wait behind it."""
+
+    async def main() -> None:
+        gate = Gate()
+        group = AsyncGroupCommit(gate.send, concurrency=4)
+        run, other = uuid.uuid4(), uuid.uuid4()
+        first, second, third = write(run, 1), write(run, 2), write(other, 1)
+        tasks = [asyncio.create_task(group.commit(w)) for w in (first, second, third)]
+        await settle()
+        # Step 2 of the run is held back; the other run's write is sent beside step 1.
+        assert gate.batches == [[first], [third]]
+        gate.open.set()
+        assert await asyncio.gather(*tasks) == [outcome(w) for w in (first, second, third)]
+        assert gate.batches == [[first], [third], [second]]
+
+    asyncio.run(main())

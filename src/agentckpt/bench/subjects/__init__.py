@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentckpt.bench.subjects.agentckpt import Agentckpt
+from agentckpt.bench.subjects.agentckpt import Agentckpt, AgentckptOverlap
 from agentckpt.bench.subjects.base import ConversationSubject, LongRunSubject, Place, SubjectKind
 from agentckpt.bench.subjects.batched import BatchedFloor
 from agentckpt.bench.subjects.encrypted import AgentckptEncrypted
@@ -23,7 +23,7 @@ __all__ = [
 def all_subjects() -> list[SubjectKind]:
     """agentckpt first, then baselines (a) seed 000, (b) the floor, (d) the batched
     floor, (c) LangGraph's savers, then the compiled graphs (e) on LangGraph's saver and
-    (f) on agentckpt's."""
+    (f) on agentckpt's, then agentckpt encrypted, and with its run loop overlapping steps."""
     return [
         Agentckpt(),
         SeedMethod(),
@@ -33,4 +33,5 @@ def all_subjects() -> list[SubjectKind]:
         LangGraphGraph(),
         AgentckptGraph(),
         AgentckptEncrypted(),
+        AgentckptOverlap(),
     ]

@@ -37,7 +37,7 @@ from agentckpt.conversation import AsyncConversation, AsyncConversations, ToolCa
 from agentckpt.runs import AsyncAgentRun, AsyncStepContext
 from agentckpt.store.store_async import AsyncStore
 
-__all__ = ["Agentckpt", "AgentckptStoreCommits", "store_url"]
+__all__ = ["Agentckpt", "AgentckptOverlap", "AgentckptStoreCommits", "store_url"]
 
 SNAPSHOT_INTERVAL = 20
 
@@ -182,14 +182,18 @@ class AgentckptStoreCommits:
 
 
 class AgentckptRun:
-    """The long run through ``AsyncAgentRun``."""
+    """The long run through ``AsyncAgentRun``; ``overlap``: with ``overlap=True``."""
 
-    def __init__(self, store: AsyncStore) -> None:
+    def __init__(self, store: AsyncStore, *, overlap: bool = False) -> None:
         self.store = store
+        self.overlap = overlap
 
     async def run(self, spec: LongRunSpec, sample: Latencies) -> None:
         """Drive the run loop; each step's latency runs from the step function's call to
         the loop handing back the durable step."""
+        if self.overlap:
+            await self._overlapped(spec, sample)
+            return
         started = [0.0]
 
         async def step(ctx: AsyncStepContext) -> Any:
@@ -208,6 +212,30 @@ class AgentckptRun:
             async for info in agent_run.steps(step, max_steps=len(spec.steps)):
                 if info.step > 0:
                     sample.add(time.perf_counter() - started[0])
+
+    async def _overlapped(self, spec: LongRunSpec, sample: Latencies) -> None:
+        """The same with ``overlap=True``: step N+1 starts before step N is handed back,
+        so each step's start is kept until its own step is (its latency still runs from
+        its function's call to its durable step)."""
+        started: dict[int, float] = {}
+
+        async def step(ctx: AsyncStepContext) -> Any:
+            started[ctx.step] = time.perf_counter()
+            ctx.state.update(spec.steps[ctx.step - 1])
+            return ctx.state
+
+        agent_run = AsyncAgentRun(
+            self.store,
+            spec.run_id,
+            agent_id="long-run",
+            initial_state=dict(spec.initial),
+            snapshot_interval=SNAPSHOT_INTERVAL,
+            overlap=True,
+        )
+        async with agent_run:
+            async for info in agent_run.steps(step, max_steps=len(spec.steps)):
+                if info.step > 0:
+                    sample.add(time.perf_counter() - started.pop(info.step))
 
     async def read_latest(self, spec: LongRunSpec) -> dict[str, Any]:
         """``AsyncStore.latest``."""
@@ -256,3 +284,18 @@ class Agentckpt:
     async def long_run(self, place: Place) -> AgentckptRun:
         """Connect (migrating the fresh schema) and return the subject."""
         return AgentckptRun(await AsyncStore.connect(store_url(place)))
+
+
+class AgentckptOverlap(Agentckpt):
+    """The subject under test, its long run with ``overlap=True`` (``--overlap``); its
+    conversations are the default subject's (overlap is the run loop's)."""
+
+    name = "agentckpt_overlap"
+
+    def label(self, dialect: str) -> str:
+        """Column header."""
+        return "agentckpt overlap"
+
+    async def long_run(self, place: Place) -> AgentckptRun:
+        """As :meth:`Agentckpt.long_run`, the run loop overlapping steps."""
+        return AgentckptRun(await AsyncStore.connect(store_url(place)), overlap=True)
