@@ -208,6 +208,16 @@ class Runs:
         return self.do(fn(self.store, blobs, **options))
 
     def sql(self, query: str, *params: Any) -> list[tuple[Any, ...]]:
+        """Run ``query`` on a connection of its own. Async flavors run it in a thread
+        while the private loop runs: between two driven steps an overlapped run has a
+        commit in flight (on Citus a transaction that holds the run's row across round
+        trips), and a statement waiting for that row on this thread, with the loop
+        stopped, would wait for ever."""
+        if self.flavor == "async" and not self.loop.is_running():
+            rows: list[tuple[Any, ...]] = self.loop.run_until_complete(
+                asyncio.to_thread(run_sql, self.url, query, *params)
+            )
+            return rows
         return run_sql(self.url, query, *params)
 
     def close(self) -> None:

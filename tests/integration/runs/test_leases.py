@@ -18,13 +18,20 @@ from tests.support.dbsql import run_sql
 from tests.support.runs import counter_state, counter_step
 
 
-def expire_lease(url: str, run_id: uuid.UUID) -> None:
-    """Move the run's lease expiry a minute into the past (instead of waiting for it)."""
+def expire_lease(where: str | Runs, run_id: uuid.UUID) -> None:
+    """Move the run's lease expiry a minute into the past (instead of waiting for it);
+    ``where``: a store URL, or the runs whose loop must keep running meanwhile
+    (:meth:`Runs.sql`)."""
+    url = where if isinstance(where, str) else where.url
     if parse_url(url).dialect == "sqlite":
         past = "strftime('%Y-%m-%dT%H:%M:%f', 'now', '-60 seconds')"
     else:
         past = "now() - interval '60 seconds'"
-    run_sql(url, f"UPDATE runs SET lease_expires_at = {past} WHERE run_id = ?", str(run_id))
+    query = f"UPDATE runs SET lease_expires_at = {past} WHERE run_id = ?"
+    if isinstance(where, str):
+        run_sql(url, query, str(run_id))
+    else:
+        where.sql(query, str(run_id))
 
 
 def crashed_run(runs: Runs, agent_id: str, steps: int) -> uuid.UUID:
@@ -92,7 +99,7 @@ def test_recovery_claims_expired_runs_of_registered_agents_only(runs: Runs) -> N
     finished = runs.agent_run(initial_state=counter_state(), agent_id="planner")
     finished.run(counter_step, max_steps=1)
     for run_id in (orphan, other_agent, finished.run_id):
-        expire_lease(runs.url, run_id)
+        expire_lease(runs, run_id)
 
     resumed: list[tuple[uuid.UUID, int | None, int]] = []
 
@@ -123,7 +130,7 @@ def test_a_stale_worker_is_fenced_after_recovery(runs: Runs) -> None:
     run.open()
     produced = run.steps(counter_step)
     next(produced), next(produced)  # steps 0 and 1
-    expire_lease(runs.url, run.run_id)
+    expire_lease(runs, run.run_id)
 
     worker = runs.recovery_worker(owner="rescuer")
     worker.register("planner", lambda r: r.run(counter_step, max_steps=3))
@@ -142,7 +149,7 @@ def test_a_failing_factory_is_reported_and_the_worker_goes_on(runs: Runs) -> Non
     first = crashed_run(runs, "planner", 1)
     second = crashed_run(runs, "planner", 1)
     for run_id in (first, second):
-        expire_lease(runs.url, run_id)
+        expire_lease(runs, run_id)
     calls: list[uuid.UUID] = []
 
     def resume(run: Any) -> Any:
@@ -200,7 +207,7 @@ def test_a_run_whose_worker_died_before_its_first_step_is_resumed(runs: Runs) ->
     )
     run.open()  # then the process dies: no step ran, no close()
     assert runs.check.latest(run.run_id).step == 0
-    expire_lease(runs.url, run.run_id)
+    expire_lease(runs, run.run_id)
 
     worker = runs.recovery_worker(owner="rescuer")
     worker.register("planner", lambda r: r.run(counter_step, max_steps=3).state["seen"])
