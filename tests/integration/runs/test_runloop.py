@@ -441,7 +441,10 @@ def test_a_snapshot_after_an_effect_prunes_it_and_one_without_deletes_nothing_ne
     for info in run.steps(step, max_steps=12):
         if info.step == 11:
             # Snapshots at 4 (prunes 1 and 2) and 8 (nothing recorded since: skipped).
-            assert [row[0] for row in runs.sql("SELECT step FROM effects")] == [9]
+            # Overlapped, step 12 (the next snapshot) was sent before 11 was yielded: if
+            # it has landed, it pruned 9 too.
+            kept = [row[0] for row in runs.sql("SELECT step FROM effects")]
+            assert kept in ([9], []) if runs.overlap else kept == [9]
     assert runs.sql("SELECT step FROM effects") == []
 
 
