@@ -190,33 +190,9 @@ class AgentckptRun:
 
     async def run(self, spec: LongRunSpec, sample: Latencies) -> None:
         """Drive the run loop; each step's latency runs from the step function's call to
-        the loop handing back the durable step."""
-        if self.overlap:
-            await self._overlapped(spec, sample)
-            return
-        started = [0.0]
-
-        async def step(ctx: AsyncStepContext) -> Any:
-            started[0] = time.perf_counter()
-            ctx.state.update(spec.steps[ctx.step - 1])
-            return ctx.state
-
-        agent_run = AsyncAgentRun(
-            self.store,
-            spec.run_id,
-            agent_id="long-run",
-            initial_state=dict(spec.initial),
-            snapshot_interval=SNAPSHOT_INTERVAL,
-        )
-        async with agent_run:
-            async for info in agent_run.steps(step, max_steps=len(spec.steps)):
-                if info.step > 0:
-                    sample.add(time.perf_counter() - started[0])
-
-    async def _overlapped(self, spec: LongRunSpec, sample: Latencies) -> None:
-        """The same with ``overlap=True``: step N+1 starts before step N is handed back,
-        so each step's start is kept until its own step is (its latency still runs from
-        its function's call to its durable step)."""
+        the loop handing back the durable step. Overlapped (``overlap=True``), step N+1
+        starts before step N is handed back, so each step's start is kept until its own
+        step is."""
         started: dict[int, float] = {}
 
         async def step(ctx: AsyncStepContext) -> Any:
@@ -230,7 +206,7 @@ class AgentckptRun:
             agent_id="long-run",
             initial_state=dict(spec.initial),
             snapshot_interval=SNAPSHOT_INTERVAL,
-            overlap=True,
+            overlap=self.overlap,
         )
         async with agent_run:
             async for info in agent_run.steps(step, max_steps=len(spec.steps)):
