@@ -24,7 +24,10 @@ import secrets
 import time
 import weakref
 from collections.abc import Awaitable, Callable, Sequence
+from datetime import datetime
+from itertools import pairwise
 from typing import Any, TypeVar
+from uuid import UUID
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
@@ -56,7 +59,14 @@ from agentckpt._backends.pg_errors import (
 from agentckpt._backends.routing_async import AsyncShardRouter
 from agentckpt._backends.sql import load_migrations, load_queries, positional_sql
 from agentckpt._core.durability import WEAK_SETTINGS_QUERY, Weakness, weak_settings
-from agentckpt._core.writes import CommitOutcome, Committed, Refused, Row, StepWrite
+from agentckpt._core.writes import (
+    CommitOutcome,
+    Committed,
+    Refused,
+    Row,
+    StepWrite,
+    layers,
+)
 from agentckpt.errors import (
     ConfigurationError,
     MigrationError,
@@ -173,6 +183,71 @@ def batch_params(writes: Sequence[StepWrite]) -> dict[str, PgArray]:
         "history_codecs": text_array([h.codec for _, h in history]),
         "history_payloads": bytea_array([h.payload for _, h in history]),
         "history_raw_bytes": int8_array([h.raw_bytes for _, h in history]),
+    }
+
+
+def chainable(writes: Sequence[StepWrite]) -> bool:
+    """``writes`` are one run's next steps that ``commit_chain`` writes as one statement:
+    each guarded by the one before, under one epoch, carrying no blobs, history or
+    metadata, and none after the first sealing a step."""
+    first = writes[0]
+    for before, write in pairwise(writes):
+        if (
+            write.run_id != first.run_id
+            or write.epoch != first.epoch
+            or write.expected_step != before.step
+            or write.expected_version != before.write_version
+            or write.seal_step is not None
+        ):
+            return False
+    return not any(w.blobs or w.history or w.metadata is not None for w in writes)
+
+
+def chain_params(writes: Sequence[StepWrite]) -> dict[str, Any]:
+    """The parameters of ``commit_chain`` for a :func:`chainable` run's next steps."""
+    first, last = writes[0], writes[-1]
+    prunes = [w.prune_below for w in writes if w.prune_below is not None]
+    return {
+        "run_id": first.run_id,
+        "expected_step": first.expected_step,
+        "expected_version": first.expected_version,
+        "epoch": first.epoch,
+        "head_step": last.step,
+        "head_version": last.write_version,
+        "head_open": last.is_open,
+        "snapshot_step": last.snapshot_step,
+        "chain_bytes": last.chain_bytes,
+        "prune_below": max(prunes) if prunes else None,
+        "seal_step": first.seal_step,
+        "steps": int8_array([w.step for w in writes]),
+        "parent_steps": int8_array([w.parent_step for w in writes]),
+        "kinds": text_array([w.kind for w in writes]),
+        "is_opens": bool_array([w.is_open for w in writes]),
+        "codecs": text_array([w.codec for w in writes]),
+        "payloads": bytea_array([w.payload for w in writes]),
+        "state_versions": int8_array([w.state_version for w in writes]),
+        "write_versions": int8_array([w.write_version for w in writes]),
+        "raw_bytes": int8_array([w.raw_bytes for w in writes]),
+        "state_bytes": int8_array([w.state_bytes for w in writes]),
+        "checksums": bytea_array([w.checksum for w in writes]),
+        "tokens": bytea_array([w.token for w in writes]),
+    }
+
+
+def _chain_landed(
+    writes: Sequence[StepWrite], rows: Sequence[Row]
+) -> dict[tuple[UUID, int], tuple[datetime, datetime]]:
+    """The landed steps of a ``commit_chain`` (its rows: the steps it inserted) by run
+    and step; a step the chain's own snapshot pruned landed with it, at its time."""
+    if not rows:
+        return {}
+    run_id = writes[0].run_id
+    stamps = {row["step"]: (row["created_at"], row["updated_at"]) for row in rows}
+    kept = min(stamps)
+    return {
+        (run_id, w.step): stamps.get(w.step, stamps[kept])
+        for w in writes
+        if w.step in stamps or w.step < kept
     }
 
 
@@ -795,28 +870,57 @@ class AsyncPostgresBackend:
 
     async def commit_batch(self, writes: Sequence[StepWrite]) -> list[CommitOutcome]:
         """Commit steps of different runs in one statement and transaction: guards, blobs,
-        history, prunes, seals, steps. A write whose guard fails writes nothing."""
+        history, prunes, seals, steps. A write whose guard fails writes nothing, and
+        neither does a later step of its run in the batch (a run's next steps, each
+        guarded by the one before: the overlapped run loop's chains)."""
         q = self._queries
 
         async def commit(conn: Conn) -> list[CommitOutcome]:
             if self._distributed is None:
                 self._distributed = await is_distributed(conn)
+            parts = layers(writes)
             if self._distributed:
                 if self._router is None:
                     self._router = AsyncShardRouter(q, SET_TENANT, {"tenant": self.tenant})
-                return await self._router.commit(conn, writes)
-            if len(writes) == 1 and not writes[0].blobs and not writes[0].history:
+                if len(parts) == 1:
+                    return await self._router.commit(conn, writes)
+                # A run's next steps, each in the transactions of its own part (a Citus
+                # commit is routed a run at a time); none after one of its run refused.
+                routed: dict[int, CommitOutcome] = {}
+                refused: set[UUID] = set()
+                for part in parts:
+                    going = [w for w in part if w.run_id not in refused]
+                    for write, outcome in zip(
+                        going, await self._router.commit(conn, going), strict=True
+                    ):
+                        routed[id(write)] = outcome
+                        if isinstance(outcome, Refused):
+                            refused.add(write.run_id)
+                landed = {
+                    (w.run_id, w.step): (o.created_at, o.updated_at)
+                    for w in writes
+                    if isinstance(o := routed.get(id(w)), Committed)
+                }
+            elif len(writes) > 1 and len(parts) == len(writes) and chainable(writes):
+                landed = await self._commit_chain(conn, writes)  # one run's next steps
+            elif len(parts) > 1:
+                landed = await self._commit_chains(conn, writes, parts)
+            elif len(writes) == 1 and not writes[0].blobs and not writes[0].history:
                 # The lone commit (commit_step's own rows: run_id, created_at, updated_at).
                 step_rows = await self._scoped_on(
                     conn, commit_cursor(conn), self._commit_step, writes[0].positional()
                 )
-                landed = {row[0]: (row[1], row[2]) for row in step_rows}
+                landed = {(row[0], writes[0].step): (row[1], row[2]) for row in step_rows}
             else:
                 rows = await self._scoped(conn, q["commit_steps"], batch_params(writes))
-                landed = {row["run_id"]: (row["created_at"], row["updated_at"]) for row in rows}
+                steps = {w.run_id: w.step for w in writes}
+                landed = {
+                    (row["run_id"], steps[row["run_id"]]): (row["created_at"], row["updated_at"])
+                    for row in rows
+                }
             outcomes: list[CommitOutcome] = []
             for write in writes:
-                stamps = landed.get(write.run_id)
+                stamps = landed.get((write.run_id, write.step))
                 if stamps is not None:
                     outcomes.append(Committed(*stamps))
                     continue
@@ -826,6 +930,111 @@ class AsyncPostgresBackend:
             return outcomes
 
         return await self._run(commit, writing=True)
+
+    async def _commit_chains(
+        self, conn: Conn, writes: Sequence[StepWrite], parts: list[list[StepWrite]]
+    ) -> dict[tuple[UUID, int], tuple[datetime, datetime]]:
+        """Commit a batch holding some runs' next steps (each guarded by the one before)
+        in one transaction; the landed writes' timestamps by run and step.
+
+        Each such run's steps go as one ``commit_chain`` statement, the other runs'
+        writes as one ``commit_steps``, all pipelined into one round trip. A step
+        ``commit_chain`` cannot write (one with metadata, blobs or history) makes the
+        batch go a part (:func:`layers`) at a time, each its own statement and round
+        trip, none of a run after one of its steps was refused: a refused step leaves a
+        head that the next one's guard might match by step and version alone.
+        """
+        by_run: dict[UUID, list[StepWrite]] = {}
+        for write in writes:
+            by_run.setdefault(write.run_id, []).append(write)
+        chains = [run for run in by_run.values() if len(run) > 1]
+        if not all(chainable(chain) for chain in chains):
+            return await self._commit_parts(conn, parts)
+        singles = [run[0] for run in by_run.values() if len(run) == 1]
+        q = self._queries
+        sent: list[tuple[list[StepWrite], Any]] = []
+
+        async def send() -> None:
+            if not await self._carries_tenant(conn):
+                await conn.execute(SET_TENANT, {"tenant": self.tenant})
+            for chain in chains:
+                cur = conn.cursor()
+                await cur.execute(q["commit_chain"], chain_params(chain))
+                sent.append((chain, cur))
+            if singles:
+                cur = conn.cursor()
+                await cur.execute(q["commit_steps"], batch_params(singles))
+                sent.append((singles, cur))
+
+        await self._in_transaction(conn, send)
+        landed: dict[tuple[UUID, int], tuple[datetime, datetime]] = {}
+        for part, cur in sent:
+            rows = await cur.fetchall()
+            if len(part) > 1 and part[0].run_id == part[-1].run_id:
+                landed.update(_chain_landed(part, rows))
+            else:
+                steps = {w.run_id: w.step for w in part}
+                for row in rows:
+                    landed[(row["run_id"], steps[row["run_id"]])] = (
+                        row["created_at"],
+                        row["updated_at"],
+                    )
+        return landed
+
+    async def _commit_chain(
+        self, conn: Conn, writes: Sequence[StepWrite]
+    ) -> dict[tuple[UUID, int], tuple[datetime, datetime]]:
+        """Commit a :func:`chainable` run's next steps in one statement; the landed
+        writes' timestamps by run and step."""
+        rows = await self._scoped(conn, self._queries["commit_chain"], chain_params(writes))
+        return _chain_landed(writes, rows)
+
+    async def _commit_parts(
+        self, conn: Conn, parts: list[list[StepWrite]]
+    ) -> dict[tuple[UUID, int], tuple[datetime, datetime]]:
+        """Commit a batch's parts (:func:`layers`) in one transaction, a part at a time,
+        skipping the steps of a run refused in an earlier part."""
+        landed: dict[tuple[UUID, int], tuple[datetime, datetime]] = {}
+        refused: set[UUID] = set()
+
+        async def send() -> None:
+            if not await self._carries_tenant(conn):
+                await conn.execute(SET_TENANT, {"tenant": self.tenant})
+            for part in parts:
+                going = [w for w in part if w.run_id not in refused]
+                if not going:
+                    continue
+                cur = await conn.execute(self._queries["commit_steps"], batch_params(going))
+                steps = {w.run_id: w.step for w in going}
+                for row in await cur.fetchall():
+                    landed[(row["run_id"], steps[row["run_id"]])] = (
+                        row["created_at"],
+                        row["updated_at"],
+                    )
+                refused.update(w.run_id for w in going if (w.run_id, w.step) not in landed)
+
+        async with conn.transaction():
+            await send()
+        return landed
+
+    async def _in_transaction(self, conn: Conn, send: Callable[[], Awaitable[None]]) -> None:
+        """Run ``send`` (statements whose results are read afterwards) in one
+        transaction: with pipelines, BEGIN, the statements and COMMIT in one round trip
+        (the sync is sent when the pipeline block ends)."""
+        if not self._pipeline:
+            async with conn.transaction():
+                await send()
+            return
+        try:
+            async with conn.pipeline(), conn.transaction():
+                await send()
+        except BaseException:
+            # As in _scoped_on: a connection lost mid-pipeline can look busy.
+            if not conn.closed and (
+                conn.broken or conn.info.transaction_status != TransactionStatus.IDLE
+            ):
+                await conn.close()
+            raise
 
     async def close(self) -> None:
         """Close the pool."""

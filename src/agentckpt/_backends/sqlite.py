@@ -365,9 +365,33 @@ class SqliteBackend:
         if len(writes) == 1:
             return [self._locked(lambda conn: self._commit_alone(conn, writes[0]))]
         try:
-            return self._transaction(lambda conn: [self._commit_one(conn, w) for w in writes])
+            return self._transaction(lambda conn: self._commit_each(conn, writes, self._commit_one))
         except _SealedStep:
-            return self._transaction(lambda conn: [self._commit_saved(conn, w) for w in writes])
+            return self._transaction(
+                lambda conn: self._commit_each(conn, writes, self._commit_saved)
+            )
+
+    def _commit_each(
+        self,
+        conn: sqlite3.Connection,
+        writes: Sequence[StepWrite],
+        commit: Callable[[sqlite3.Connection, StepWrite], CommitOutcome],
+    ) -> list[CommitOutcome]:
+        """The writes of a batch in order; a run's later steps (each guarded by the one
+        before: the overlapped run loop's chains) are refused unsent once one of them
+        is: a refused step leaves a head its next one's guard might match by step and
+        version alone."""
+        outcomes: list[CommitOutcome] = []
+        refused: set[UUID] = set()
+        for write in writes:
+            if write.run_id in refused:
+                outcome: CommitOutcome = Refused(self._probe(conn.cursor(), _bind(write)))
+            else:
+                outcome = commit(conn, write)
+            if isinstance(outcome, Refused):
+                refused.add(write.run_id)
+            outcomes.append(outcome)
+        return outcomes
 
     def _commit_alone(self, conn: sqlite3.Connection, write: StepWrite) -> CommitOutcome:
         """One write in its own transaction, without a savepoint.

@@ -30,6 +30,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from queue import SimpleQueue
 from typing import Any, TypeVar
+from uuid import UUID
 
 from agentckpt._backends.base import Params
 from agentckpt._backends.sqlite import LockHeld, SqliteBackend
@@ -133,8 +134,9 @@ class _Inline:
     While several runs commit, the worker lets the loop compute their next steps while a
     batch is written, and group commit gathers those into the next batch: an inline call
     would hold them all. A lone run gains from it. So a commit runs inline only when it
-    is a lone write of the run the previous commit was a lone write of (no other run
-    committed in between), the other writes only while that holds, and reads (no fsync)
+    is a lone write (or a run's steps held back and sent together: the overlapped run
+    loop's, on SQLite) of the run the previous commit was of (no other run committed in
+    between), the other writes only while that holds, and reads (no fsync)
     whenever the worker is idle. A write marked ``overlapped`` (the run loop's overlap:
     its writer computes the next step meanwhile) never runs inline, nor do the other
     writes after it until a lone commit that is not overlapped.
@@ -157,12 +159,16 @@ class _Inline:
 
     def commits(self, writes: Sequence[StepWrite]) -> bool:
         """Note a commit batch; whether it may run inline."""
-        run = writes[0].run_id if len(writes) == 1 else None
+        # One run's writes: a lone write, or its next steps held back and sent
+        # together by the overlapped run loop, which waits for them.
+        run: UUID | None = writes[0].run_id
+        if any(w.run_id != run for w in writes):
+            run = None
         # An overlapped write (the run loop computes its next step meanwhile) goes to
         # the thread: inline, its fsync would hold the very loop it overlaps with.
         self.lone = run is not None and run == self._last_run and not writes[0].overlapped
         self._last_run = run
-        return self.lone and writes[0].raw_bytes <= _INLINE_BYTES
+        return self.lone and sum(w.raw_bytes for w in writes) <= _INLINE_BYTES
 
     def allowed(self) -> bool:
         """Inline calls are on, and not paused for slowness."""

@@ -15,6 +15,8 @@ twins reach the hand-written sync forms without any special rule:
 - :class:`AsyncFlight` / :class:`Flight`: a commit in flight while the run loop computes
   its next step (a task), or, threaded, a result computed at once (the threaded loop
   does not overlap: :data:`overlaps_async` / :data:`overlaps`);
+- :data:`AsyncSent` / :data:`Sent`: the database outcome of a write sent already with
+  others (the overlapped run loop's chain of steps), to come or come;
 - :func:`sleep_async` / :func:`sleep`;
 - :func:`resolved_async` / :func:`resolved`: the result of a callback that may be sync
   or async (the async API accepts both; the sync one takes it as it is);
@@ -28,15 +30,19 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
-from collections.abc import Callable
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeAlias, TypeVar
 
 from agentckpt._compat.background import AsyncDrain, AsyncTicker, Drain, Ticker
 from agentckpt._compat.deadline import AsyncDeadline, Deadline
 from agentckpt._compat.flight import AsyncFlight, Flight, overlaps, overlaps_async
 from agentckpt._compat.group_commit import AsyncGroupCommit, GroupCommit
+from agentckpt._core.writes import CommitOutcome
 
 T = TypeVar("T")
+
+AsyncSent: TypeAlias = Awaitable[CommitOutcome]
+Sent: TypeAlias = CommitOutcome
 
 sleep_async = asyncio.sleep
 sleep = time.sleep
@@ -70,11 +76,13 @@ __all__ = [
     "AsyncDrain",
     "AsyncFlight",
     "AsyncGroupCommit",
+    "AsyncSent",
     "AsyncTicker",
     "Deadline",
     "Drain",
     "Flight",
     "GroupCommit",
+    "Sent",
     "Ticker",
     "off_loop",
     "off_loop_async",

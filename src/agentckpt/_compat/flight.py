@@ -41,6 +41,10 @@ class AsyncFlight(Generic[T]):
         otherwise hold it back until the caller waits for its outcome."""
         await asyncio.sleep(0)
 
+    def done(self) -> bool:
+        """Whether the commit has settled (its outcome or error is ready)."""
+        return self._task.done()
+
     async def result(self) -> T:
         """The commit's outcome once settled, or its error (shielded: a caller cancelled
         while it waits does not cancel the commit, which others may be waiting for)."""
@@ -73,6 +77,10 @@ class Flight(Generic[T]):
     def result(self) -> T:
         """The result."""
         return self._value
+
+    def done(self) -> bool:
+        """Always: the result is there."""
+        return True
 
     def started(self) -> None:
         """Nothing to start."""

@@ -71,28 +71,52 @@ class _Waiter(Generic[R]):
     size: int = field(default=0)
 
 
+def follows(write: StepWrite, before: StepWrite) -> bool:
+    """``write`` is guarded by the head ``before`` leaves (the next step of its run)."""
+    return (
+        write.run_id == before.run_id
+        and write.expected_step == before.step
+        and write.expected_version == before.write_version
+    )
+
+
 def _take(
-    queue: deque[_Waiter[R]], max_writes: int, max_bytes: int, busy: set[object] | None = None
+    queue: deque[_Waiter[R]],
+    max_writes: int,
+    max_bytes: int,
+    busy: set[object] | None = None,
+    *,
+    chains: bool = False,
 ) -> list[_Waiter[R]]:
     """Remove and return the next batch: queue order, one write per run, within limits.
 
     The first write always goes, however big; writes of a run already in the batch, or
-    in ``busy`` (being sent), stay queued, in order, for a later batch.
+    in ``busy`` (being sent), stay queued, in order, for a later batch. With ``chains``,
+    a write guarded by the head its run's last write in the batch leaves (the overlapped
+    run loop's next step) joins that batch behind it: the backend writes them in order,
+    in the same transaction.
     """
     batch: list[_Waiter[R]] = []
     runs: set[object] = set(busy) if busy else set()
+    last: dict[object, StepWrite] = {}
     skipped: list[_Waiter[R]] = []
     size = 0
     while queue and len(batch) < max_writes:
         waiter = queue.popleft()
-        if waiter.write.run_id in runs:
-            skipped.append(waiter)
-            continue
+        run = waiter.write.run_id
+        if run in runs:
+            before = last.get(run)
+            if before is None or not chains or not follows(waiter.write, before):
+                # Its run's later writes stay behind it too: a run's writes keep their order.
+                last.pop(run, None)
+                skipped.append(waiter)
+                continue
         if batch and size + waiter.size > max_bytes:
             queue.appendleft(waiter)
             break
         batch.append(waiter)
-        runs.add(waiter.write.run_id)
+        runs.add(run)
+        last[run] = waiter.write
         size += waiter.size
     queue.extendleft(reversed(skipped))
     return batch
@@ -164,6 +188,21 @@ class AsyncGroupCommit(_Queue[asyncio.Future[CommitOutcome]]):
                 self._queue.remove(waiter)
             raise
 
+    async def commit_chain(self, writes: Sequence[StepWrite]) -> list[CommitOutcome]:
+        """Send one run's next steps (each guarded by the one before) and return their
+        outcomes once durable: together, in one batch, when a sender is free; else each
+        queued in order, so they join the next batches together (see :func:`_take`)."""
+        run = writes[0].run_id
+        if not self._queue and self._active < self._concurrency and run not in self._busy:
+            self._active += 1
+            self._busy.add(run)
+            try:
+                return await self._send(writes)
+            finally:
+                self._busy.discard(run)
+                self._release()
+        return list(await asyncio.gather(*[self.commit(write) for write in writes]))
+
     def _spawn(self) -> None:
         """Start a sender on a slot already counted in ``_active``."""
         task = asyncio.create_task(self._drain())
@@ -180,7 +219,9 @@ class AsyncGroupCommit(_Queue[asyncio.Future[CommitOutcome]]):
     async def _drain(self) -> None:
         try:
             while self._queue:
-                batch = _take(self._queue, self._max_writes, self._max_bytes, self._busy)
+                batch = _take(
+                    self._queue, self._max_writes, self._max_bytes, self._busy, chains=True
+                )
                 if not batch:
                     break  # each queued write waits for its run's write being sent
                 live = [w for w in batch if not w.reply.done()]  # drop cancelled callers
@@ -313,6 +354,23 @@ class GroupCommit(_Queue[_Slot]):
             raise slot.error
         assert slot.outcome is not None
         return slot.outcome
+
+    def commit_chain(self, writes: Sequence[StepWrite]) -> list[CommitOutcome]:
+        """One run's next steps, each guarded by the one before: together, in one batch,
+        when a sender is free; else one after the other (the threaded run loop does not
+        overlap its steps, so nothing else queues a run's steps behind each other)."""
+        for write in writes:
+            write.stored.pack()
+        with self._lock:
+            alone = not self._queue and self._active < self._concurrency
+            if alone:
+                self._active += 1
+        if alone:
+            try:
+                return self._send(writes)
+            finally:
+                self._hand_on()
+        return [self.commit(write) for write in writes]
 
     def _lead(self, own: _Slot) -> None:
         try:

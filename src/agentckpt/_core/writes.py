@@ -212,6 +212,22 @@ class StepWrite(NamedTuple):
         }
 
 
+def layers(writes: Sequence[StepWrite]) -> list[list[StepWrite]]:
+    """A batch split so that each part holds at most one write of a run: the first
+    write of each run, then the second, ... (a run's writes in a batch are its next
+    steps, in order, each guarded by the one before). A batch of different runs is one
+    part; the parts are written in order, in one transaction."""
+    counts: dict[UUID, int] = {}
+    parts: list[list[StepWrite]] = []
+    for write in writes:
+        depth = counts.get(write.run_id, 0)
+        counts[write.run_id] = depth + 1
+        if depth == len(parts):
+            parts.append([])
+        parts[depth].append(write)
+    return parts
+
+
 TOKEN_BYTES = 16
 # Tokens drawn from the OS at a time: os.urandom is a system call that releases the
 # GIL, 5.5 us of CPU and 124 us of wall time (getting the GIL back from the SQLite
@@ -283,5 +299,6 @@ __all__ = [
     "Refused",
     "Row",
     "StepWrite",
+    "layers",
     "new_token",
 ]

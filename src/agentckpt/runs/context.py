@@ -8,10 +8,9 @@ edit ``context_async.py``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from uuid import UUID
 
-from agentckpt import _compat
 from agentckpt.errors import StepAbandonedError
 from agentckpt.runs.effect_keys import idempotency_key
 
@@ -21,6 +20,14 @@ if TYPE_CHECKING:
     from agentckpt.runs.loop import AgentRun
 
 __all__ = ["StepContext"]
+
+
+class _Parent(Protocol):
+    """The commit of the step a step builds on, while the run overlaps them."""
+
+    def result(self) -> StepInfo:
+        """Its outcome once durable, or its error."""
+        ...
 
 
 class StepContext:
@@ -46,7 +53,7 @@ class StepContext:
         parent_step: int,
         attempt: int,
         state: Any,
-        after: _compat.Flight[StepInfo] | None = None,
+        after: _Parent | None = None,
     ) -> None:
         self._run = run
         self.run_id: UUID = run.run_id

@@ -7,10 +7,9 @@ edit ``context_async.py``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from uuid import UUID
 
-from agentckpt import _compat
 from agentckpt.errors import StepAbandonedError
 from agentckpt.runs.effect_keys import idempotency_key
 
@@ -20,6 +19,14 @@ if TYPE_CHECKING:
     from agentckpt.runs.loop_async import AsyncAgentRun
 
 __all__ = ["AsyncStepContext"]
+
+
+class _Parent(Protocol):
+    """The commit of the step a step builds on, while the run overlaps them."""
+
+    async def result(self) -> StepInfo:
+        """Its outcome once durable, or its error."""
+        ...
 
 
 class AsyncStepContext:
@@ -45,7 +52,7 @@ class AsyncStepContext:
         parent_step: int,
         attempt: int,
         state: Any,
-        after: _compat.AsyncFlight[StepInfo] | None = None,
+        after: _Parent | None = None,
     ) -> None:
         self._run = run
         self.run_id: UUID = run.run_id

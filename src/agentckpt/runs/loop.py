@@ -56,6 +56,7 @@ from agentckpt.runs.offload import (
     may_hold_refs,
     ref_uris,
 )
+from agentckpt.runs.pipeline import Pipeline
 from agentckpt.runs.prepared import PreparedStep, Tally
 from agentckpt.runs.results import Finish, RunResult
 from agentckpt.runs.retry import RetryPolicy
@@ -151,10 +152,12 @@ class AgentRun:
       store is broken, bad configuration) and interrupts (``KeyboardInterrupt``,
       cancellation) propagate and leave the run active, to be resumed.
 
-    ``overlap=True`` (asyncio only) computes step N+1 while step N's commit is made
-    durable, and sends N+1's commit once N is: one commit in flight at a time, steps
-    yielded in order once durable; effects of N+1 wait for N (docs/runs.md, "Overlapped
-    steps").
+    ``overlap=True`` (asyncio only) computes the next steps while the commits of the
+    ones before them are made durable, and writes the steps computed meanwhile together,
+    in one transaction: at most ``ahead`` steps computed and not yet durable (default 8
+    on PostgreSQL, 2 on SQLite), one transaction of the run in flight at a time, steps
+    yielded in order once durable; an effect waits for its step's parent to be durable
+    (docs/runs.md, "Overlapped steps").
 
     Example::
 
@@ -189,9 +192,14 @@ class AgentRun:
         rng: Callable[[], float] = random.random,
         redactors: Sequence[Redactor] = (),
         overlap: bool = False,
+        ahead: int | None = None,
     ) -> None:
         if type(overlap) is not bool:
             raise ConfigurationError(f"overlap must be True or False, not {overlap!r}")
+        if ahead is not None and (type(ahead) is not int or ahead < 1):
+            raise ConfigurationError(f"ahead must be an integer >= 1 or None, not {ahead!r}")
+        if ahead is not None and not overlap:
+            raise ConfigurationError("ahead= bounds the steps overlap=True computes ahead")
         if overlap and not _compat.overlaps:
             raise ConfigurationError(
                 "overlap=True needs the asyncio run loop: the threaded loop commits each "
@@ -200,6 +208,9 @@ class AgentRun:
             )
         # Step N+1 is computed while step N's commit is made durable (docs/runs.md).
         self.overlap = overlap
+        # At most this many steps computed and not yet durable (overlap; None: the
+        # pipeline's default for the store's database).
+        self.ahead = ahead
         # Applied to every string of each state (and each recorded effect result) before
         # it is stored (agentckpt.redaction); the records go in the step's metadata.
         try:
@@ -410,7 +421,7 @@ class AgentRun:
             yield self._commit_initial()
         assert self._step is not None
         if self.overlap:
-            for info in self._overlapped(step_fn, max_steps):
+            for info in Pipeline(self, step_fn, max_steps).steps():
                 yield info
             return
         tally = Tally()
@@ -448,118 +459,6 @@ class AgentRun:
                 if finish:
                     break
         except BaseException:
-            self._restore()
-            raise
-        self._complete()
-
-    def _overlapped(self, step_fn: StepFn, max_steps: int | None) -> Iterator[StepInfo]:
-        """The loop of ``overlap=True``: step N+1 is computed and planned while step N's
-        commit is made durable, and its commit is sent behind N's, guarded by it; N is
-        yielded once durable, then N+2 is computed while N+1 is written. One commit is
-        written at a time, steps are acknowledged in order, and the loop never computes
-        more than one step past the one being written."""
-        assert self._step is not None
-        tally = Tally()
-        stale = self._lent
-        number = self._step + 1
-        # The step whose commit is in flight (sent, not yet known durable), and it.
-        ahead: PreparedStep | None = None
-        flight: _compat.Flight[StepInfo] | None = None
-        ctx: StepContext | None = None
-        try:
-            while True:
-                try:
-                    if stale:
-                        self._reread(tally)
-                        stale = False
-                    assert self._step is not None
-                    parent = self._step if ahead is None else ahead.number
-                    done = (ahead is not None and ahead.finish) or (
-                        max_steps is not None and parent >= max_steps
-                    )
-                    number = parent + 1
-                    prepared: PreparedStep | None = None
-                    error: Exception | None = None
-                    ctx = None
-                    chained: _compat.Flight[StepInfo] | None = None
-                    # Only a commit the store built already is overlapped with the next
-                    # step: one that offloads reads the state and writes its blobs while
-                    # in flight (the next step could not load them yet).
-                    if not done and (ahead is None or ahead.plan is not None):
-                        self._check_lease()
-                        # A speculative step (its parent in flight) is a first attempt:
-                        # the tally is its parent's until that parent is durable.
-                        attempt = 1 if ahead is not None else tally.attempt
-                        failures = 0 if ahead is not None else tally.failures
-                        given = self._lend(ahead)
-                        ctx = StepContext(self, number, parent, attempt, given, after=flight)
-                        try:
-                            outcome = step_fn(ctx)
-                            finish = isinstance(outcome, Finish)
-                            state = outcome.state if finish else outcome
-                            prepared = self._prepare(number, state, failures, given, after=ahead)
-                            prepared.finish = finish
-                        except Exception as exc:
-                            # The step in flight is settled first, then this error.
-                            error = exc
-                        if ahead is not None and prepared is not None:
-                            # Sent now, behind its parent's commit and guarded by it: the
-                            # writer takes it as soon as the parent is written.
-                            chained = self._fly_built(prepared, start=False)
-                    if ahead is not None and flight is not None:
-                        landing, flying = ahead, flight
-                        ahead = flight = None
-                        number = landing.number  # a failure now is that step's
-                        try:
-                            settled = flying.result()
-                            self._flights.discard(flying)
-                            info = self._settle(landing, settled)
-                        except BaseException:
-                            if ctx is not None:
-                                ctx.release(offer=False)
-                            # Both settle before anything else (a cancellation while
-                            # waiting leaves them in flight otherwise). The one sent
-                            # behind is refused if its parent did not land; if it did
-                            # (an unknown outcome), both did: a history the re-read reads.
-                            self._drop(flying)
-                            if chained is not None:
-                                self._drop(chained)
-                            raise
-                        tally.reset()
-                        number = landing.number + 1
-                        if ctx is not None:
-                            ctx.release(offer=True)
-                        if chained is not None:
-                            ahead, flight = prepared, chained
-                            # Its turn now that its parent is written: handed to the
-                            # writer before the next step is computed.
-                            chained.started()
-                        elif prepared is not None:
-                            ahead, flight = prepared, self._fly(prepared)
-                        yield info
-                    elif prepared is not None:
-                        ahead, flight = prepared, self._fly(prepared)
-                    if error is not None:
-                        raise error
-                    if done:
-                        break
-                except Exception as exc:
-                    if flight is not None:
-                        # Raised before the flight was settled (not by the step, whose
-                        # error waits for it): nothing may build on it now.
-                        self._drop(flight)
-                        ahead = flight = None
-                    self._recover(number, exc, tally)
-                    stale = True
-                    continue
-        except BaseException:
-            if flight is not None:
-                # Stopped with a commit in flight (a break, an error, a cancellation):
-                # its outcome is nobody's now, but it must settle before the lease goes.
-                self._drop(flight)
-                # If it landed, the store's head is past the loop's: re-read on a later
-                # iteration (unless the store still holds the loop's last step).
-                self._owned, self._lent = False, True
             self._restore()
             raise
         self._complete()
@@ -806,13 +705,15 @@ class AgentRun:
             raise self._refused(number, epoch, exc) from exc
         return self._landed(info)
 
-    def _sent(self, prepared: PreparedStep, write: StepWrite) -> StepInfo:
+    def _sent(
+        self, prepared: PreparedStep, write: StepWrite, *, sent: _compat.Sent | None = None
+    ) -> StepInfo:
         """The outcome of a write the store built already (overlap), refusals said as
-        :meth:`_send` says them."""
+        :meth:`_send` says them (``sent``: its database outcome, sent in a chain)."""
         assert prepared.head is not None
         assert prepared.plan is not None
         try:
-            info = self.store._send_next(prepared.head, prepared.plan, write)
+            info = self.store._send_next(prepared.head, prepared.plan, write, sent=sent)
         except ConflictError as exc:
             raise self._refused(prepared.number, prepared.epoch, exc) from exc
         return self._landed(info)

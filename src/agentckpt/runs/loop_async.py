@@ -55,6 +55,7 @@ from agentckpt.runs.offload import (
     may_hold_refs,
     ref_uris,
 )
+from agentckpt.runs.pipeline_async import AsyncPipeline
 from agentckpt.runs.prepared import PreparedStep, Tally
 from agentckpt.runs.results import Finish, RunResult
 from agentckpt.runs.retry import RetryPolicy
@@ -150,10 +151,12 @@ class AsyncAgentRun:
       store is broken, bad configuration) and interrupts (``KeyboardInterrupt``,
       cancellation) propagate and leave the run active, to be resumed.
 
-    ``overlap=True`` (asyncio only) computes step N+1 while step N's commit is made
-    durable, and sends N+1's commit once N is: one commit in flight at a time, steps
-    yielded in order once durable; effects of N+1 wait for N (docs/runs.md, "Overlapped
-    steps").
+    ``overlap=True`` (asyncio only) computes the next steps while the commits of the
+    ones before them are made durable, and writes the steps computed meanwhile together,
+    in one transaction: at most ``ahead`` steps computed and not yet durable (default 8
+    on PostgreSQL, 2 on SQLite), one transaction of the run in flight at a time, steps
+    yielded in order once durable; an effect waits for its step's parent to be durable
+    (docs/runs.md, "Overlapped steps").
 
     Example::
 
@@ -188,9 +191,14 @@ class AsyncAgentRun:
         rng: Callable[[], float] = random.random,
         redactors: Sequence[Redactor] = (),
         overlap: bool = False,
+        ahead: int | None = None,
     ) -> None:
         if type(overlap) is not bool:
             raise ConfigurationError(f"overlap must be True or False, not {overlap!r}")
+        if ahead is not None and (type(ahead) is not int or ahead < 1):
+            raise ConfigurationError(f"ahead must be an integer >= 1 or None, not {ahead!r}")
+        if ahead is not None and not overlap:
+            raise ConfigurationError("ahead= bounds the steps overlap=True computes ahead")
         if overlap and not _compat.overlaps_async:
             raise ConfigurationError(
                 "overlap=True needs the asyncio run loop: the threaded loop commits each "
@@ -199,6 +207,9 @@ class AsyncAgentRun:
             )
         # Step N+1 is computed while step N's commit is made durable (docs/runs.md).
         self.overlap = overlap
+        # At most this many steps computed and not yet durable (overlap; None: the
+        # pipeline's default for the store's database).
+        self.ahead = ahead
         # Applied to every string of each state (and each recorded effect result) before
         # it is stored (agentckpt.redaction); the records go in the step's metadata.
         try:
@@ -412,7 +423,7 @@ class AsyncAgentRun:
             yield await self._commit_initial()
         assert self._step is not None
         if self.overlap:
-            async for info in self._overlapped(step_fn, max_steps):
+            async for info in AsyncPipeline(self, step_fn, max_steps).steps():
                 yield info
             return
         tally = Tally()
@@ -450,118 +461,6 @@ class AsyncAgentRun:
                 if finish:
                     break
         except BaseException:
-            self._restore()
-            raise
-        await self._complete()
-
-    async def _overlapped(self, step_fn: StepFn, max_steps: int | None) -> AsyncIterator[StepInfo]:
-        """The loop of ``overlap=True``: step N+1 is computed and planned while step N's
-        commit is made durable, and its commit is sent behind N's, guarded by it; N is
-        yielded once durable, then N+2 is computed while N+1 is written. One commit is
-        written at a time, steps are acknowledged in order, and the loop never computes
-        more than one step past the one being written."""
-        assert self._step is not None
-        tally = Tally()
-        stale = self._lent
-        number = self._step + 1
-        # The step whose commit is in flight (sent, not yet known durable), and it.
-        ahead: PreparedStep | None = None
-        flight: _compat.AsyncFlight[StepInfo] | None = None
-        ctx: AsyncStepContext | None = None
-        try:
-            while True:
-                try:
-                    if stale:
-                        await self._reread(tally)
-                        stale = False
-                    assert self._step is not None
-                    parent = self._step if ahead is None else ahead.number
-                    done = (ahead is not None and ahead.finish) or (
-                        max_steps is not None and parent >= max_steps
-                    )
-                    number = parent + 1
-                    prepared: PreparedStep | None = None
-                    error: Exception | None = None
-                    ctx = None
-                    chained: _compat.AsyncFlight[StepInfo] | None = None
-                    # Only a commit the store built already is overlapped with the next
-                    # step: one that offloads reads the state and writes its blobs while
-                    # in flight (the next step could not load them yet).
-                    if not done and (ahead is None or ahead.plan is not None):
-                        self._check_lease()
-                        # A speculative step (its parent in flight) is a first attempt:
-                        # the tally is its parent's until that parent is durable.
-                        attempt = 1 if ahead is not None else tally.attempt
-                        failures = 0 if ahead is not None else tally.failures
-                        given = self._lend(ahead)
-                        ctx = AsyncStepContext(self, number, parent, attempt, given, after=flight)
-                        try:
-                            outcome = await step_fn(ctx)
-                            finish = isinstance(outcome, Finish)
-                            state = outcome.state if finish else outcome
-                            prepared = self._prepare(number, state, failures, given, after=ahead)
-                            prepared.finish = finish
-                        except Exception as exc:
-                            # The step in flight is settled first, then this error.
-                            error = exc
-                        if ahead is not None and prepared is not None:
-                            # Sent now, behind its parent's commit and guarded by it: the
-                            # writer takes it as soon as the parent is written.
-                            chained = await self._fly_built(prepared, start=False)
-                    if ahead is not None and flight is not None:
-                        landing, flying = ahead, flight
-                        ahead = flight = None
-                        number = landing.number  # a failure now is that step's
-                        try:
-                            settled = await flying.result()
-                            self._flights.discard(flying)
-                            info = await self._settle(landing, settled)
-                        except BaseException:
-                            if ctx is not None:
-                                ctx.release(offer=False)
-                            # Both settle before anything else (a cancellation while
-                            # waiting leaves them in flight otherwise). The one sent
-                            # behind is refused if its parent did not land; if it did
-                            # (an unknown outcome), both did: a history the re-read reads.
-                            await self._drop(flying)
-                            if chained is not None:
-                                await self._drop(chained)
-                            raise
-                        tally.reset()
-                        number = landing.number + 1
-                        if ctx is not None:
-                            ctx.release(offer=True)
-                        if chained is not None:
-                            ahead, flight = prepared, chained
-                            # Its turn now that its parent is written: handed to the
-                            # writer before the next step is computed.
-                            await chained.started()
-                        elif prepared is not None:
-                            ahead, flight = prepared, await self._fly(prepared)
-                        yield info
-                    elif prepared is not None:
-                        ahead, flight = prepared, await self._fly(prepared)
-                    if error is not None:
-                        raise error
-                    if done:
-                        break
-                except Exception as exc:
-                    if flight is not None:
-                        # Raised before the flight was settled (not by the step, whose
-                        # error waits for it): nothing may build on it now.
-                        await self._drop(flight)
-                        ahead = flight = None
-                    await self._recover(number, exc, tally)
-                    stale = True
-                    continue
-        except BaseException:
-            if flight is not None:
-                # Stopped with a commit in flight (a break, an error, a cancellation):
-                # its outcome is nobody's now, but it must settle before the lease goes.
-                await self._drop(flight)
-                # If it landed, the store's head is past the loop's: re-read on a later
-                # iteration (unless the store still holds the loop's last step).
-                self._owned, self._lent = False, True
             self._restore()
             raise
         await self._complete()
@@ -808,13 +707,15 @@ class AsyncAgentRun:
             raise await self._refused(number, epoch, exc) from exc
         return await self._landed(info)
 
-    async def _sent(self, prepared: PreparedStep, write: StepWrite) -> StepInfo:
+    async def _sent(
+        self, prepared: PreparedStep, write: StepWrite, *, sent: _compat.AsyncSent | None = None
+    ) -> StepInfo:
         """The outcome of a write the store built already (overlap), refusals said as
-        :meth:`_send` says them."""
+        :meth:`_send` says them (``sent``: its database outcome, sent in a chain)."""
         assert prepared.head is not None
         assert prepared.plan is not None
         try:
-            info = await self.store._send_next(prepared.head, prepared.plan, write)
+            info = await self.store._send_next(prepared.head, prepared.plan, write, sent=sent)
         except ConflictError as exc:
             raise await self._refused(prepared.number, prepared.epoch, exc) from exc
         return await self._landed(info)

@@ -15,6 +15,7 @@ from types import EllipsisType
 from typing import Any, NamedTuple, TypeVar
 from uuid import UUID
 
+from agentckpt import _compat
 from agentckpt._backends.base import Backend
 from agentckpt._backends.factory import open_backend
 from agentckpt._backends.options import CommitOptions
@@ -741,7 +742,7 @@ class Store:
         )
 
     def _build_next(
-        self, head: Head, plan: Plan, rid: UUID, state: Any, *, epoch: int
+        self, head: Head, plan: Plan, rid: UUID, state: Any, *, epoch: int, overlapped: bool = True
     ) -> StepWrite | None:
         """Internal (the overlapped run loop's): the write of ``plan`` (from
         :meth:`_plan_next` against ``head``), built now, for :meth:`_send_next`; None
@@ -753,21 +754,43 @@ class Store:
         flight is guarded by that head (its step and version): if the write before it
         does not land, the database refuses it and it writes nothing. The write is
         marked ``overlapped``: it never runs on the event loop's own thread (SQLite's
-        inline mode), so the loop computes on while it is made durable.
+        inline mode), so the loop computes on while it is made durable; unless not
+        ``overlapped`` (the loop holds it back and waits for it: :meth:`_send_chain`).
         """
         with self._heads_lock:
             current = self._heads.get(rid)
         if rid in self._in_flight or (head is not current and head is not self._ahead.get(rid)):
             return None
         write, _ = self._step_write(
-            rid, plan, state, epoch=epoch, metadata=None, blobs=(), history=(), overlapped=True
+            rid,
+            plan,
+            state,
+            epoch=epoch,
+            metadata=None,
+            blobs=(),
+            history=(),
+            overlapped=overlapped,
         )
         self._ahead[rid] = plan.head
         return write
 
-    def _send_next(self, head: Head, plan: Plan, write: StepWrite) -> StepInfo:
+    def _unbuild(self, rid: UUID) -> None:
+        """Internal (the overlapped run loop's): no write :meth:`_build_next` built for
+        ``rid`` is in flight or will be sent (the loop dropped them), so none may be
+        built on the heads they would have left."""
+        self._ahead.pop(rid, None)
+
+    def _send_next(
+        self,
+        head: Head,
+        plan: Plan,
+        write: StepWrite,
+        *,
+        sent: _compat.Sent | None = None,
+    ) -> StepInfo:
         """Internal: send a write of :meth:`_build_next`; its outcome as
-        :meth:`_commit_next` gives it."""
+        :meth:`_commit_next` gives it. ``sent``: its database outcome, when the write
+        was sent already (:meth:`_send_chain`)."""
         with self.telemetry.commit(self._db, write.run_id, plan.step) as probe:
             info = self._outcome(
                 write.run_id,
@@ -779,9 +802,16 @@ class Store:
                 expected_head=head.step,
                 epoch=write.epoch,
                 in_flight=None,
+                sent=sent,
             )
             probe.done(info.step, info.kind, info.stored_bytes)
         return info
+
+    def _send_chain(self, writes: Sequence[StepWrite]) -> list[CommitOutcome]:
+        """Internal (the overlapped run loop's): send writes of :meth:`_build_next`, a
+        run's next steps each built on the one before, together (one transaction when a
+        sender is free); their database outcomes, for :meth:`_send_next`'s ``sent``."""
+        return self._group.commit_chain(writes)
 
     def _write(
         self,
@@ -873,11 +903,13 @@ class Store:
         expected_head: int | EllipsisType | None,
         epoch: int | None,
         in_flight: _InFlight | None,
+        sent: _compat.Sent | None = None,
     ) -> StepInfo:
-        """Send ``write`` (of ``plan``, against ``head``) and return its outcome."""
+        """Send ``write`` (of ``plan``, against ``head``) and return its outcome
+        (``sent``: the database's, of a write sent already)."""
         target = plan.step
         try:
-            outcome = self._group.commit(write)
+            outcome = self._group.commit(write) if sent is None else sent
         except BaseException:
             # Outcome unknown: re-read before the next commit, and remember what was in
             # flight, so a retry without an explicit step is recognised if it landed.

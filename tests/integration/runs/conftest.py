@@ -27,6 +27,7 @@ from agentckpt.runs import (
     gc_blobs,
     gc_blobs_async,
 )
+from agentckpt.runs.pipeline_async import DEFAULT_AHEAD, DEFAULT_AHEAD_HELD
 from tests.support.dbsql import run_sql
 
 Step = Callable[[Any], Any]
@@ -122,12 +123,14 @@ class RunHandle:
 
 class Runs:
     """Runs of one flavor (sync or async) on one database; ``overlap``: the async loop
-    with ``overlap=True`` (step N+1 computed while step N commits)."""
+    with ``overlap=True`` (the next steps computed while the ones before commit), whose
+    window (at most ``ahead`` steps computed and not yet durable) is its default."""
 
     def __init__(self, flavor: str, url: str, *, overlap: bool = False) -> None:
         self.flavor = flavor
         self.overlap = overlap
         self.url = url
+        self.ahead = DEFAULT_AHEAD_HELD if url.startswith("sqlite") else DEFAULT_AHEAD
         self.loop = asyncio.new_event_loop()
         if flavor == "sync":
             self.store: Any = Store.connect(url)

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 import pytest
 
 from agentckpt._compat.group_commit import AsyncGroupCommit, GroupCommit, write_bytes
-from agentckpt._core.writes import CommitOutcome, Committed, Payload, StepWrite
+from agentckpt._core.writes import CommitOutcome, Committed, Payload, StepWrite, layers
 from agentckpt.errors import StoreError, UnavailableError
 from tests.support.writes import step_write
 
@@ -351,3 +351,90 @@ def test_pipe19_a_runs_next_write_waits_for_its_write_in_flight_even_with_sender
         assert gate.batches == [[first], [third], [second]]
 
     asyncio.run(main())
+
+
+def chain(run: uuid.UUID, first: int, count: int) -> list[StepWrite]:
+    """A run's next ``count`` steps from ``first``, each guarded by the head the one
+    before leaves (as the overlapped run loop builds them)."""
+    return [
+        write(run, step)._replace(expected_step=step - 1, expected_version=1, parent_step=step - 1)
+        for step in range(first, first + count)
+    ]
+
+
+def test_a_runs_next_steps_queued_behind_its_write_in_flight_go_together() -> None:
+    """The steps the overlapped run loop computed while its write was in flight are the
+    next batch, in order, beside other runs' writes; a write of the run that is not the
+    next step of the one before it (another writer's) waits for a later batch, and so
+    does everything of the run behind it."""
+
+    async def main() -> None:
+        gate = Gate()
+        group = AsyncGroupCommit(gate.send, concurrency=1)
+        run, other = uuid.uuid4(), uuid.uuid4()
+        first, *rest = chain(run, 1, 4)
+        # Not guarded by step 2's head, and leaving one no step below is guarded by.
+        stranger = write(run, 3)._replace(write_version=2)
+        after = chain(run, 5, 1)[0]
+        queued = [rest[0], write(other, 1), rest[1], stranger, rest[2], after]
+        tasks = [asyncio.create_task(group.commit(w)) for w in [first, *queued]]
+        await settle()
+        gate.open.set()
+        results = await asyncio.gather(*tasks)
+        assert results == [outcome(w) for w in [first, *queued]]
+        assert gate.batches == [
+            [first],
+            [rest[0], queued[1], rest[1]],
+            [stranger],
+            [rest[2], after],
+        ]
+
+    asyncio.run(main())
+
+
+def test_a_chain_goes_in_one_batch_when_a_sender_is_free_and_queues_whole_otherwise() -> None:
+    async def main() -> None:
+        gate = Gate()
+        gate.open.set()
+        group = AsyncGroupCommit(gate.send, concurrency=1)
+        run = uuid.uuid4()
+        steps = chain(run, 1, 3)
+        assert await group.commit_chain(steps) == [outcome(w) for w in steps]
+        assert gate.batches == [steps]
+        # Behind a busy sender: queued in order, and taken together.
+        gate.open.clear()
+        blocker = write()
+        busy = asyncio.create_task(group.commit(blocker))
+        await settle()
+        later = chain(run, 4, 3)
+        task = asyncio.create_task(group.commit_chain(later))
+        await settle()
+        gate.open.set()
+        assert await task == [outcome(w) for w in later]
+        await busy
+        assert gate.batches[1:] == [[blocker], later]
+
+    asyncio.run(main())
+
+
+def test_a_thread_sends_a_chain_together_when_a_sender_is_free() -> None:
+    sent: list[list[StepWrite]] = []
+
+    def send(writes: Sequence[StepWrite]) -> list[CommitOutcome]:
+        sent.append(list(writes))
+        return [outcome(w) for w in writes]
+
+    group = GroupCommit(send, concurrency=1)
+    steps = chain(uuid.uuid4(), 1, 3)
+    assert group.commit_chain(steps) == [outcome(w) for w in steps]
+    assert sent == [steps]
+
+
+def test_layers_split_a_batch_so_each_part_holds_a_run_once() -> None:
+    run, other, third = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+    steps = chain(run, 1, 3)
+    lone = write(other, 1)
+    pair = chain(third, 1, 2)
+    batch = [steps[0], lone, pair[0], steps[1], pair[1], steps[2]]
+    assert layers(batch) == [[steps[0], lone, pair[0]], [steps[1], pair[1]], [steps[2]]]
+    assert layers([lone]) == [[lone]]

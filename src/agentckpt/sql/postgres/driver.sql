@@ -154,6 +154,63 @@ ON CONFLICT (run_id, step) DO UPDATE SET
 WHERE s.is_open
 RETURNING s.run_id, s.created_at, s.updated_at;
 
+-- name: commit_chain
+-- A run's next steps in one statement (the overlapped run loop's steps queued behind the
+-- one in flight, each guarded by the one before): the first step's guard, the run's head
+-- moved to the last step, every step inserted. The same rows as writing them one after
+-- the other: a step the chain's own snapshot prunes is not inserted (the prune here sees
+-- only rows from before the statement), and only the first step may seal one. A refused
+-- guard writes nothing and returns no row.
+WITH c AS (
+    SELECT * FROM unnest(
+        %(steps)b::bigint[], %(parent_steps)b::bigint[], %(kinds)b::text[],
+        %(is_opens)b::boolean[], %(codecs)b::text[], %(payloads)b::bytea[],
+        %(state_versions)b::integer[], %(write_versions)b::integer[],
+        %(raw_bytes)b::integer[], %(state_bytes)b::bigint[], %(checksums)b::bytea[],
+        %(tokens)b::bytea[]
+    ) AS c(step, parent_step, kind, is_open, codec, payload, state_version, write_version,
+           raw_bytes, state_bytes, checksum, token)
+), head AS (
+    UPDATE runs r SET
+        head_step     = %(head_step)b::bigint,
+        head_version  = %(head_version)b::integer,
+        head_open     = %(head_open)b::boolean,
+        snapshot_step = %(snapshot_step)b::bigint,
+        chain_bytes   = %(chain_bytes)b::bigint,
+        heartbeat_at  = now(),
+        updated_at    = now()
+    WHERE r.run_id = %(run_id)b::uuid
+      AND r.head_step IS NOT DISTINCT FROM %(expected_step)b::bigint
+      AND r.head_version = %(expected_version)b::integer
+      AND (%(epoch)b::bigint IS NULL OR r.lease_epoch = %(epoch)b::bigint)
+    RETURNING r.run_id
+), pruned AS (
+    DELETE FROM steps s USING head
+    WHERE s.run_id = head.run_id AND s.run_id = %(run_id)b::uuid
+      AND s.step < %(prune_below)b::bigint
+), sealed AS (
+    UPDATE steps s SET is_open = false
+    FROM head
+    WHERE s.run_id = head.run_id AND s.run_id = %(run_id)b::uuid
+      AND s.step = %(seal_step)b::bigint AND s.is_open
+)
+INSERT INTO steps AS s (run_id, step, parent_step, kind, is_open, codec, payload,
+                        state_version, write_version, raw_bytes, state_bytes, checksum,
+                        write_token, updated_at)
+SELECT head.run_id, c.step, c.parent_step, c.kind, c.is_open, c.codec, c.payload,
+       c.state_version, c.write_version, c.raw_bytes, c.state_bytes, c.checksum, c.token,
+       now()
+FROM c CROSS JOIN head
+WHERE %(prune_below)b::bigint IS NULL OR c.step >= %(prune_below)b::bigint
+ON CONFLICT (run_id, step) DO UPDATE SET
+    parent_step = EXCLUDED.parent_step, kind = EXCLUDED.kind, is_open = EXCLUDED.is_open,
+    codec = EXCLUDED.codec, payload = EXCLUDED.payload, state_version = EXCLUDED.state_version,
+    write_version = EXCLUDED.write_version, raw_bytes = EXCLUDED.raw_bytes,
+    state_bytes = EXCLUDED.state_bytes, checksum = EXCLUDED.checksum,
+    write_token = EXCLUDED.write_token, updated_at = EXCLUDED.updated_at
+WHERE s.is_open
+RETURNING s.step, s.created_at, s.updated_at;
+
 -- The routed commit: on Citus, commit_steps's unnest() makes every step a subplan whose
 -- intermediate results Citus sends to every worker, so each commit became a two-phase
 -- commit across all of them. A distributed store instead commits each run with these
