@@ -148,5 +148,6 @@ def test_a_batch_of_several_runs_chains_lands_each_and_refuses_only_the_stale_on
 
 
 @pytest.mark.postgres
-def test_commit_chain_is_short_enough_to_stay_prepared() -> None:
-    assert len(load_queries("postgres")["commit_chain"]) < PSYCOPG_PREPARE_LIMIT
+@pytest.mark.parametrize("name", ["commit_chain", "commit_chain_plain"])
+def test_commit_chain_is_short_enough_to_stay_prepared(name: str) -> None:
+    assert len(load_queries("postgres")[name]) < PSYCOPG_PREPARE_LIMIT

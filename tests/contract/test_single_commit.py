@@ -12,10 +12,11 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+import psycopg
 import pytest
 
 from agentckpt import Store
-from agentckpt._backends.sql import load_queries
+from agentckpt._backends.sql import load_queries, positional_sql
 from agentckpt._core.writes import Committed, Refused, StepWrite
 
 pytestmark = pytest.mark.postgres
@@ -69,8 +70,39 @@ def head(store: Store, run_id: uuid.UUID) -> dict[str, Any]:
     return dict(row)
 
 
-def test_commit_step_is_short_enough_to_stay_prepared() -> None:
-    assert len(load_queries("postgres")["commit_step"]) < PSYCOPG_PREPARE_LIMIT
+@pytest.mark.parametrize("name", ["commit_step", "commit_step_plain"])
+def test_commit_step_is_short_enough_to_stay_prepared(name: str) -> None:
+    assert len(load_queries("postgres")[name]) < PSYCOPG_PREPARE_LIMIT
+
+
+def test_the_plain_statement_refuses_a_write_that_prunes_or_seals(pg_url: str) -> None:
+    """commit_step_plain has no prune or seal part: its guard refuses a write that wants
+    one, so such a write can never land without them."""
+    with Store.connect(f"{pg_url}&pool_min=1&pool_max=1&commit_senders=1") as store:
+        run = store.create_run().run_id
+        writes = recorded_writes(store)
+        # A state much larger than its change: step 2 is a delta.
+        store.commit(run, {"n": 1, "text": "x" * 4000})
+        store.commit(run, {"n": 2, "text": "x" * 4000})
+        first, second = writes[-2:]
+        assert second.prune_below is None
+        assert second.seal_step is None
+        backend: Any = store.backend
+        plain = positional_sql(load_queries("postgres")["commit_step_plain"])
+        for bad in (second._replace(prune_below=1), second._replace(seal_step=1)):
+            target = store.create_run().run_id
+            assert isinstance(backend.commit_batch([first._replace(run_id=target)])[0], Committed)
+            before = stored(store, target), head(store, target)
+            with backend._pool.connection() as conn:
+                cur = psycopg.RawCursor(conn)
+                cur.execute(plain, bad._replace(run_id=target).positional())
+                assert cur.fetchall() == []
+            assert (stored(store, target), head(store, target)) == before
+        # The same write, pruning and sealing nothing, lands through it.
+        with backend._pool.connection() as conn:
+            cur = psycopg.RawCursor(conn)
+            cur.execute(plain, second._replace(run_id=target).positional())
+            assert len(cur.fetchall()) == 1
 
 
 def test_a_lone_commit_is_the_single_statement_and_prepared(pg_url: str) -> None:

@@ -204,6 +204,14 @@ def chainable(writes: Sequence[StepWrite]) -> bool:
     return not any(w.blobs or w.history or w.metadata is not None for w in writes)
 
 
+def chain_query(writes: Sequence[StepWrite]) -> str:
+    """The statement of a :func:`chainable` run's next steps: ``commit_chain_plain`` when
+    they prune and seal nothing (most chains), else ``commit_chain``."""
+    if writes[0].seal_step is None and all(w.prune_below is None for w in writes):
+        return "commit_chain_plain"
+    return "commit_chain"
+
+
 def chain_params(writes: Sequence[StepWrite]) -> dict[str, Any]:
     """The parameters of ``commit_chain`` for a :func:`chainable` run's next steps."""
     first, last = writes[0], writes[-1]
@@ -495,6 +503,7 @@ class PostgresBackend:
         self.deadline = deadline
         self._queries = load_queries("postgres")
         self._commit_step = positional_sql(self._queries["commit_step"])
+        self._commit_step_plain = positional_sql(self._queries["commit_step_plain"])
         self.layout = layout
         # What the last migrate found; None until then (or when opened without migrating).
         self.layout_report: LayoutReport | None = None
@@ -894,8 +903,13 @@ class PostgresBackend:
                 landed = self._commit_chains(conn, writes, parts)
             elif len(writes) == 1 and not writes[0].blobs and not writes[0].history:
                 # The lone commit (commit_step's own rows: run_id, created_at, updated_at).
+                lone = writes[0]
+                plain = lone.prune_below is None and lone.seal_step is None
                 step_rows = self._scoped_on(
-                    conn, commit_cursor(conn), self._commit_step, writes[0].positional()
+                    conn,
+                    commit_cursor(conn),
+                    self._commit_step_plain if plain else self._commit_step,
+                    lone.positional(),
                 )
                 landed = {(row[0], writes[0].step): (row[1], row[2]) for row in step_rows}
             else:
@@ -946,7 +960,7 @@ class PostgresBackend:
                 conn.execute(SET_TENANT, {"tenant": self.tenant})
             for chain in chains:
                 cur = conn.cursor()
-                cur.execute(q["commit_chain"], chain_params(chain))
+                cur.execute(q[chain_query(chain)], chain_params(chain))
                 sent.append((chain, cur))
             if singles:
                 cur = conn.cursor()
@@ -973,7 +987,7 @@ class PostgresBackend:
     ) -> dict[tuple[UUID, int], tuple[datetime, datetime]]:
         """Commit a :func:`chainable` run's next steps in one statement; the landed
         writes' timestamps by run and step."""
-        rows = self._scoped(conn, self._queries["commit_chain"], chain_params(writes))
+        rows = self._scoped(conn, self._queries[chain_query(writes)], chain_params(writes))
         return _chain_landed(writes, rows)
 
     def _commit_parts(

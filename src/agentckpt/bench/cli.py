@@ -160,6 +160,15 @@ def build_parser() -> argparse.ArgumentParser:
             "overlap=True; the agentckpt_overlap column)"
         ),
     )
+    parser.add_argument(
+        "--ahead",
+        type=int,
+        help=(
+            "the overlapped run loop's window: at most this many steps computed and not "
+            "yet durable (AsyncAgentRun ahead=; default: its own, 8 on PostgreSQL, 2 on "
+            "SQLite); implies --overlap"
+        ),
+    )
     parser.add_argument("--quick", action="store_true", help="tiny sizes for a smoke run")
     parser.add_argument("--json", metavar="PATH", type=Path, help="also write the results as JSON")
     parser.add_argument(
@@ -189,7 +198,7 @@ def _config(args: argparse.Namespace) -> BenchConfig:
         subjects = _SUBJECTS + _OPT_IN
     if args.encryption and "agentckpt_enc" not in subjects:
         subjects = (*subjects, "agentckpt_enc")
-    if args.overlap and "agentckpt_overlap" not in subjects:
+    if (args.overlap or args.ahead is not None) and "agentckpt_overlap" not in subjects:
         subjects = (*subjects, "agentckpt_overlap")
     unknown = sorted(set(subjects) - set(_SUBJECTS + _OPT_IN))
     if unknown:
@@ -220,6 +229,8 @@ def _config(args: argparse.Namespace) -> BenchConfig:
         raise BenchmarkError("--schema-prefix must be a short lowercase identifier")
     if float(sizes["pace_scale"]) < 0 or args.pool_size < 1:
         raise BenchmarkError("--pace-scale must be >= 0 and --pool-size >= 1")
+    if args.ahead is not None and args.ahead < 1:
+        raise BenchmarkError("--ahead must be at least 1")
     return BenchConfig(
         agents=int(sizes["agents"]),
         turns=int(sizes["turns"]),
@@ -239,6 +250,7 @@ def _config(args: argparse.Namespace) -> BenchConfig:
         sqlite_dir=args.sqlite_dir,
         schema_prefix=args.schema_prefix,
         vacuum_every=args.vacuum_every or None,
+        ahead=args.ahead,
         state_keys=state_keys,
         curves=_curves(args, sizes),
     )

@@ -55,6 +55,8 @@ class BenchConfig:
     # Seconds between plain VACUUMs of each subject's tables when the server's autovacuum
     # is off (None: never); see docs/benchmarks.md.
     vacuum_every: float | None = 0.5
+    # The overlapped run loop's window (AsyncAgentRun's ahead=; None: its default).
+    ahead: int | None = None
 
 
 def _vacuum_every(config: BenchConfig, results: BackendResults) -> float | None:
@@ -241,7 +243,7 @@ async def _long_runs(
 
 async def run_benchmark(config: BenchConfig, log: Log) -> list[BackendResults]:
     """Run the configured benchmark; one :class:`BackendResults` per backend."""
-    kinds = [kind for kind in all_subjects() if kind.name in config.subjects]
+    kinds = [kind for kind in all_subjects(ahead=config.ahead) if kind.name in config.subjects]
     out = []
     for backend in config.backends:
         if backend == "postgresql":

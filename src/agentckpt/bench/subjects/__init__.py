@@ -20,10 +20,11 @@ __all__ = [
 ]
 
 
-def all_subjects() -> list[SubjectKind]:
+def all_subjects(*, ahead: int | None = None) -> list[SubjectKind]:
     """agentckpt first, then baselines (a) seed 000, (b) the floor, (d) the batched
     floor, (c) LangGraph's savers, then the compiled graphs (e) on LangGraph's saver and
-    (f) on agentckpt's, then agentckpt encrypted, and with its run loop overlapping steps."""
+    (f) on agentckpt's, then agentckpt encrypted, and with its run loop overlapping steps
+    (``ahead``: that loop's window, None for its default)."""
     return [
         Agentckpt(),
         SeedMethod(),
@@ -33,5 +34,5 @@ def all_subjects() -> list[SubjectKind]:
         LangGraphGraph(),
         AgentckptGraph(),
         AgentckptEncrypted(),
-        AgentckptOverlap(),
+        AgentckptOverlap(ahead=ahead),
     ]

@@ -184,9 +184,12 @@ class AgentckptStoreCommits:
 class AgentckptRun:
     """The long run through ``AsyncAgentRun``; ``overlap``: with ``overlap=True``."""
 
-    def __init__(self, store: AsyncStore, *, overlap: bool = False) -> None:
+    def __init__(
+        self, store: AsyncStore, *, overlap: bool = False, ahead: int | None = None
+    ) -> None:
         self.store = store
         self.overlap = overlap
+        self.ahead = ahead
 
     async def run(self, spec: LongRunSpec, sample: Latencies) -> None:
         """Drive the run loop; each step's latency runs from the step function's call to
@@ -207,6 +210,7 @@ class AgentckptRun:
             initial_state=dict(spec.initial),
             snapshot_interval=SNAPSHOT_INTERVAL,
             overlap=self.overlap,
+            ahead=self.ahead,
         )
         async with agent_run:
             async for info in agent_run.steps(step, max_steps=len(spec.steps)):
@@ -268,10 +272,14 @@ class AgentckptOverlap(Agentckpt):
 
     name = "agentckpt_overlap"
 
+    def __init__(self, *, ahead: int | None = None) -> None:
+        self.ahead = ahead
+
     def label(self, dialect: str) -> str:
         """Column header."""
         return "agentckpt overlap"
 
     async def long_run(self, place: Place) -> AgentckptRun:
         """As :meth:`Agentckpt.long_run`, the run loop overlapping steps."""
-        return AgentckptRun(await AsyncStore.connect(store_url(place)), overlap=True)
+        store = await AsyncStore.connect(store_url(place))
+        return AgentckptRun(store, overlap=True, ahead=self.ahead)
