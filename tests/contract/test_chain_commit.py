@@ -19,22 +19,9 @@ from agentckpt import Store
 from agentckpt._backends.sql import load_queries
 from agentckpt._core.writes import Committed, Refused, StepWrite
 from tests.support.dbsql import run_sql
+from tests.support.writes import recorded_writes
 
 PSYCOPG_PREPARE_LIMIT = 4096
-
-
-def recorded(store: Store) -> list[StepWrite]:
-    """Every write the store's backend commits from now on."""
-    backend: Any = store.backend
-    real = backend.commit_batch
-    seen: list[StepWrite] = []
-
-    def commit_batch(writes: Any) -> Any:
-        seen.extend(writes)
-        return real(writes)
-
-    backend.commit_batch = commit_batch
-    return seen
 
 
 def rows(url: str, run_id: uuid.UUID) -> list[tuple[Any, ...]]:
@@ -64,7 +51,7 @@ def source_writes(store: Store, *, metadata: bool) -> list[StepWrite]:
     """The writes of 40 steps of one run: deltas, snapshots that prune the steps before
     them, and (``metadata``) some carrying metadata."""
     source = store.create_run()
-    writes = recorded(store)
+    writes = recorded_writes(store)
     state: dict[str, Any] = {"k": list(range(50))}
     for n in range(1, 41):
         state = {**state, "n": n, "text": "x" * (n * 10)}

@@ -17,25 +17,12 @@ import pytest
 
 from agentckpt import Store
 from agentckpt._backends.sql import load_queries, positional_sql
-from agentckpt._core.writes import Committed, Refused, StepWrite
+from agentckpt._core.writes import Committed, Refused
+from tests.support.writes import recorded_writes
 
 pytestmark = pytest.mark.postgres
 
 PSYCOPG_PREPARE_LIMIT = 4096
-
-
-def recorded_writes(store: Store) -> list[StepWrite]:
-    """Every write the store's backend commits from now on."""
-    backend: Any = store.backend
-    real = backend.commit_batch
-    seen: list[StepWrite] = []
-
-    def commit_batch(writes: Any) -> Any:
-        seen.extend(writes)
-        return real(writes)
-
-    backend.commit_batch = commit_batch
-    return seen
 
 
 def statements(store: Store) -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from typing import Any
 
 from agentckpt._core.writes import Payload, StepWrite
 
@@ -38,3 +39,18 @@ def step_write(
         metadata=None,
         token=uuid.uuid4().bytes,
     )
+
+
+def recorded_writes(store: Any) -> list[StepWrite]:
+    """Every write a sync store's backend commits from now on (its ``commit_batch`` is
+    wrapped to note them)."""
+    backend: Any = store.backend
+    real = backend.commit_batch
+    seen: list[StepWrite] = []
+
+    def commit_batch(writes: Any) -> Any:
+        seen.extend(writes)
+        return real(writes)
+
+    backend.commit_batch = commit_batch
+    return seen

@@ -165,7 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         help=(
             "the overlapped run loop's window: at most this many steps computed and not "
-            "yet durable (AsyncAgentRun ahead=; default: its own, 8 on PostgreSQL, 2 on "
+            "yet durable (AsyncAgentRun ahead=; default: its own, 8 on PostgreSQL, 4 on "
             "SQLite); implies --overlap"
         ),
     )

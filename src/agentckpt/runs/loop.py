@@ -155,7 +155,7 @@ class AgentRun:
     ``overlap=True`` (asyncio only) computes the next steps while the commits of the
     ones before them are made durable, and writes the steps computed meanwhile together,
     in one transaction: at most ``ahead`` steps computed and not yet durable (default 8
-    on PostgreSQL, 2 on SQLite), one transaction of the run in flight at a time, steps
+    on PostgreSQL, 4 on SQLite), one transaction of the run in flight at a time, steps
     yielded in order once durable; an effect waits for its step's parent to be durable
     (docs/runs.md, "Overlapped steps").
 

@@ -48,9 +48,11 @@ __all__ = ["DEFAULT_AHEAD", "DEFAULT_AHEAD_HELD", "AsyncPipeline"]
 # Steps an overlapped run computes ahead of the last durable one, by default. With
 # PostgreSQL a chain holds what is computed during one round trip, and the window holds
 # the chain in flight and the next one gathering. With SQLite the window is the chain
-# held back: each step waits for the ones after it to be computed, so a short one.
+# held back: each step waits for the ones after it to be computed, so the window trades
+# latency for throughput (on the benchmark's long run, chains of 4 did 1.2x to 1.6x the
+# seed method's steps/s, of 2 about 1.1x; docs/benchmarks.md).
 DEFAULT_AHEAD = 8
-DEFAULT_AHEAD_HELD = 2
+DEFAULT_AHEAD_HELD = 4
 
 # The weight of the latest chain's commit time in its moving average.
 _WEIGHT = 0.2
