@@ -169,6 +169,15 @@ def build_parser() -> argparse.ArgumentParser:
             "SQLite); implies --overlap"
         ),
     )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help=(
+            "rounds of every workload, each subject once a round, one after the other; "
+            "each figure is then the median over the rounds (default 1)"
+        ),
+    )
     parser.add_argument("--quick", action="store_true", help="tiny sizes for a smoke run")
     parser.add_argument("--json", metavar="PATH", type=Path, help="also write the results as JSON")
     parser.add_argument(
@@ -231,6 +240,8 @@ def _config(args: argparse.Namespace) -> BenchConfig:
         raise BenchmarkError("--pace-scale must be >= 0 and --pool-size >= 1")
     if args.ahead is not None and args.ahead < 1:
         raise BenchmarkError("--ahead must be at least 1")
+    if args.repeat < 1:
+        raise BenchmarkError("--repeat must be at least 1")
     return BenchConfig(
         agents=int(sizes["agents"]),
         turns=int(sizes["turns"]),
@@ -251,6 +262,7 @@ def _config(args: argparse.Namespace) -> BenchConfig:
         schema_prefix=args.schema_prefix,
         vacuum_every=args.vacuum_every or None,
         ahead=args.ahead,
+        repeat=args.repeat,
         state_keys=state_keys,
         curves=_curves(args, sizes),
     )

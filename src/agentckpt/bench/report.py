@@ -166,6 +166,11 @@ def render(all_results: list[BackendResults]) -> str:
                 "- note: autovacuum is off on this server, so dead row versions stay on disk; "
                 "'live bytes' is the size after VACUUM FULL"
             )
+        if results.repeat > 1:
+            out.append(
+                f"- each figure is the median of {results.repeat} rounds, every subject once "
+                "a round, one after the other (--repeat; the JSON has each round)"
+            )
         for name, reason in results.skipped.items():
             out.append(f"- skipped {results.labels.get(name, name)}: {reason}")
         for where, error in results.errors.items():
@@ -217,7 +222,19 @@ def _floor_lines(results: BackendResults) -> list[str]:
 
 
 def _conversation_json(case: ConversationCase, agents: int) -> dict[str, Any]:
-    f = case.figures
+    out = _conversation_figures_json(case.figures) | {
+        "storage": case.storage.to_json()
+        | {
+            "rows_per_conversation": case.storage.rows / max(agents, 1),
+            "bytes_per_conversation": case.storage.bytes / max(agents, 1),
+        },
+    }
+    if case.rounds:
+        out["rounds"] = [_conversation_figures_json(f) for f in case.rounds]
+    return out
+
+
+def _conversation_figures_json(f: ConversationFigures) -> dict[str, Any]:
     return {
         "writes": f.writes,
         "turns": f.turns,
@@ -230,11 +247,6 @@ def _conversation_json(case: ConversationCase, agents: int) -> dict[str, Any]:
         "read_latency": f.read_latency.to_json(),
         "resume_latency": f.resume_latency.to_json(),
         "full_read_latency": f.full_read_latency.to_json() if f.full_read_latency else None,
-        "storage": case.storage.to_json()
-        | {
-            "rows_per_conversation": case.storage.rows / max(agents, 1),
-            "bytes_per_conversation": case.storage.bytes / max(agents, 1),
-        },
     }
 
 
@@ -243,7 +255,13 @@ def _round(value: float | None) -> float | None:
 
 
 def _long_run_json(case: LongRunCase) -> dict[str, Any]:
-    f = case.figures
+    out = _long_run_figures_json(case.figures) | {"storage": case.storage.to_json()}
+    if case.rounds:
+        out["rounds"] = [_long_run_figures_json(f) for f in case.rounds]
+    return out
+
+
+def _long_run_figures_json(f: LongRunFigures) -> dict[str, Any]:
     return {
         "steps": f.steps,
         "wall_s": round(f.wall_seconds, 3),
@@ -253,7 +271,6 @@ def _long_run_json(case: LongRunCase) -> dict[str, Any]:
         "write_latency": f.write_latency.to_json(),
         "read_latency": f.read_latency.to_json(),
         "resume_latency": f.resume_latency.to_json(),
-        "storage": case.storage.to_json(),
     }
 
 

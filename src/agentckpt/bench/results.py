@@ -21,6 +21,8 @@ class ConversationCase:
 
     figures: ConversationFigures
     storage: Storage
+    # With --repeat: each round's figures (``figures`` holds their medians).
+    rounds: tuple[ConversationFigures, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +31,8 @@ class LongRunCase:
 
     figures: LongRunFigures
     storage: Storage
+    # With --repeat: each round's figures (``figures`` holds their medians).
+    rounds: tuple[LongRunFigures, ...] = ()
 
 
 @dataclass(slots=True)
@@ -41,6 +45,8 @@ class BackendResults:
     agents: int
     turns: int
     steps: int
+    # Rounds of each workload (--repeat); the figures are their medians when over 1.
+    repeat: int = 1
     conversations: dict[str, dict[str, ConversationCase]] = field(default_factory=dict)
     # Long-run cases by state shape (number of keys), then by subject.
     long_runs: dict[int, dict[str, LongRunCase]] = field(default_factory=dict)

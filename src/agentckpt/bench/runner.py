@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import tempfile
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -15,6 +15,7 @@ from agentckpt.bench.curves.runs import CurveConfig, measure_curves
 from agentckpt.bench.driver import drive_conversations, drive_long_run
 from agentckpt.bench.longrun import generate_long_run
 from agentckpt.bench.results import BackendResults, ConversationCase, LongRunCase
+from agentckpt.bench.rounds import median_figures, median_storage
 from agentckpt.bench.server_cpu import ServerCpu
 from agentckpt.bench.sites import PostgresSite, SqliteSite, Storage
 from agentckpt.bench.subjects import Place, SubjectKind, all_subjects
@@ -57,6 +58,8 @@ class BenchConfig:
     vacuum_every: float | None = 0.5
     # The overlapped run loop's window (AsyncAgentRun's ahead=; None: its default).
     ahead: int | None = None
+    # Rounds of every workload, subjects alternated; figures are medians (--repeat).
+    repeat: int = 1
 
 
 def _vacuum_every(config: BenchConfig, results: BackendResults) -> float | None:
@@ -146,6 +149,7 @@ async def _backend(
         agents=config.agents,
         turns=config.turns,
         steps=config.steps,
+        repeat=config.repeat,
     )
     active = []
     for kind in kinds:
@@ -160,7 +164,8 @@ async def _backend(
     server = ServerCpu(site.url) if isinstance(site, PostgresSite) else None
     for mode in config.modes:
         pace = config.pace_scale if mode == "paced" else None
-        for kind in active:
+        conversation_rounds: dict[str, list[tuple[Any, Storage]]] = {}
+        for turn, kind in _rounds(config, active):
 
             async def conversations(
                 place: Place,
@@ -182,18 +187,26 @@ async def _backend(
                     await subject.close()
 
             where = f"{kind.name} conversations {mode}"
+            if where in results.errors:
+                continue  # failed in an earlier round
             measured = await _case(
                 site, f"{kind.name}_conv", conversations, where, config, results, log
             )
             if measured is None:
+                conversation_rounds.pop(kind.name, None)
                 continue
             figures, storage = measured
-            results.conversations.setdefault(mode, {})[kind.name] = ConversationCase(
-                figures, storage
-            )
+            conversation_rounds.setdefault(kind.name, []).append(measured)
             log(
-                f"{dialect}: {where}: {figures.writes} writes in {figures.wall_seconds:.1f} s, "
-                f"P99 {figures.write_latency.p99:.1f} ms, {storage.bytes / 1e6:.1f} MB"
+                f"{dialect}: {where}{turn}: {figures.writes} writes in "
+                f"{figures.wall_seconds:.1f} s, P99 {figures.write_latency.p99:.1f} ms, "
+                f"{storage.bytes / 1e6:.1f} MB"
+            )
+        for name, measured_rounds in conversation_rounds.items():
+            results.conversations.setdefault(mode, {})[name] = ConversationCase(
+                median_figures([f for f, _ in measured_rounds]),
+                median_storage([st for _, st in measured_rounds]),
+                rounds=tuple(f for f, _ in measured_rounds) if config.repeat > 1 else (),
             )
     for keys in config.state_keys:
         await _long_runs(config, site, active, keys, results, server, log)
@@ -215,7 +228,8 @@ async def _long_runs(
 ) -> None:
     run_spec = generate_long_run(config.seed, config.steps, keys)
     cases = results.long_runs.setdefault(keys, {})
-    for kind in kinds:
+    run_rounds: dict[str, list[tuple[Any, Storage]]] = {}
+    for turn, kind in _rounds(config, kinds):
         if not getattr(kind, "has_long_run", True):
             continue  # a subject of the conversation workload only
 
@@ -229,16 +243,35 @@ async def _long_runs(
                 await subject.close()
 
         where = f"{kind.name} long run ({keys} keys)"
+        if where in results.errors:
+            continue  # failed in an earlier round
         label = f"{kind.name}_run{keys}"
         run_measured = await _case(site, label, long_run, where, config, results, log)
         if run_measured is None:
+            run_rounds.pop(kind.name, None)
             continue
         run_figures, storage = run_measured
-        cases[kind.name] = LongRunCase(run_figures, storage)
+        run_rounds.setdefault(kind.name, []).append(run_measured)
         log(
-            f"{site.dialect}: {where}: {run_figures.steps} steps in "
+            f"{site.dialect}: {where}{turn}: {run_figures.steps} steps in "
             f"{run_figures.wall_seconds:.1f} s, {storage.rows} rows, {storage.bytes / 1e6:.2f} MB"
         )
+    for name, measured_rounds in run_rounds.items():
+        cases[name] = LongRunCase(
+            median_figures([f for f, _ in measured_rounds]),
+            median_storage([st for _, st in measured_rounds]),
+            rounds=tuple(f for f, _ in measured_rounds) if config.repeat > 1 else (),
+        )
+
+
+def _rounds(config: BenchConfig, kinds: list[SubjectKind]) -> Iterator[tuple[str, SubjectKind]]:
+    """Every subject once a round, ``config.repeat`` rounds (``--repeat``): the subjects
+    alternate, so each round's meet about the same conditions; with the round's label
+    for the log (empty without repeats)."""
+    for number in range(1, config.repeat + 1):
+        turn = f" (round {number}/{config.repeat})" if config.repeat > 1 else ""
+        for kind in kinds:
+            yield turn, kind
 
 
 async def run_benchmark(config: BenchConfig, log: Log) -> list[BackendResults]:

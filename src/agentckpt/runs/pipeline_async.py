@@ -165,7 +165,7 @@ class AsyncPipeline:
                     if self.aloft and (
                         must
                         or self.linger
-                        or self.aloft[0].flight is None
+                        or self.aloft[0].flight is None  # (never: a sent step has one)
                         or self.aloft[0].flight.done()
                         # A commit the store did not build reads its state in flight.
                         or self.aloft[-1].prepared.plan is None
@@ -177,7 +177,7 @@ class AsyncPipeline:
                         number = self.aloft[0].prepared.number  # a failure now is its
                         finishing = self.aloft[0].prepared.finish
                         info = await self.land()
-                        finished = finishing
+                        finished = finished or finishing
                         tally.reset()
                         if self.held and not self.aloft and not self.linger:
                             # The next chain goes as soon as this one has landed, before

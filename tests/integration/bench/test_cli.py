@@ -85,6 +85,34 @@ def test_quick_run_on_sqlite(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert not list((tmp_path / "db").glob("*.db"))  # files removed without --keep
 
 
+def test_repeated_rounds_report_each_figure_as_the_median_of_the_rounds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "bench.json"
+    arguments = ["--quick", "--backend", "sqlite", "--subjects", "agentckpt,seed000"]
+    code = cli.main([*arguments, "--repeat", "3", "--overlap", "--json", str(out), "--quiet"])
+    assert code == 0
+    report = json.loads(out.read_text())
+    assert report["settings"]["config"]["repeat"] == 3
+    backend = report["backends"]["sqlite"]
+    cases = [
+        *backend["conversation"]["saturated"].values(),
+        *backend["long_run"]["30_keys"].values(),
+    ]
+    assert len(cases) == 6  # three subjects (the overlapped one too) in each workload
+    for case in cases:
+        rounds = case["rounds"]
+        assert len(rounds) == 3
+        for figure in ("wall_s", "client_cpu_s"):
+            assert case[figure] == sorted(r[figure] for r in rounds)[1]
+        assert (
+            case["write_latency"]["p99_ms"]
+            == sorted(r["write_latency"]["p99_ms"] for r in rounds)[1]
+        )
+    printed = capsys.readouterr().out
+    assert "each figure is the median of 3 rounds" in printed
+
+
 @pytest.mark.postgres
 def test_quick_run_on_postgres(pg_server_dsn: str, tmp_path: Path) -> None:
     before = os.environ.get("PGAPPNAME")
@@ -153,6 +181,8 @@ def test_missing_langgraph_is_skipped_with_a_line(
         ["--state-keys", "30,30"],
         ["--state-keys", "0"],
         ["--curve-turns", "0"],
+        ["--repeat", "0"],
+        ["--ahead", "0"],
     ],
 )
 def test_bad_arguments_exit_with_usage_error(
