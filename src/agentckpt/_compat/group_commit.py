@@ -319,11 +319,7 @@ class GroupCommit(_Queue[_Slot]):
         # Packed by the calling thread, before it queues: threads then compress at once
         # (zstd releases the GIL), not one after the other in the sender of their batch.
         write.stored.pack()
-        with self._lock:
-            alone = not self._queue and self._active < self._concurrency
-            if alone:
-                self._active += 1
-        if alone:
+        if self._take_sender():
             # Nothing queued and a sender free: send it from this thread, alone, without
             # a mailbox; a batch of one raises its own error, as _settle would pass it on.
             try:
@@ -361,16 +357,20 @@ class GroupCommit(_Queue[_Slot]):
         overlap its steps, so nothing else queues a run's steps behind each other)."""
         for write in writes:
             write.stored.pack()
-        with self._lock:
-            alone = not self._queue and self._active < self._concurrency
-            if alone:
-                self._active += 1
-        if alone:
+        if self._take_sender():
             try:
                 return self._send(writes)
             finally:
                 self._hand_on()
         return [self.commit(write) for write in writes]
+
+    def _take_sender(self) -> bool:
+        """Take a sender slot for this thread if nothing is queued and one is free."""
+        with self._lock:
+            if self._queue or self._active >= self._concurrency:
+                return False
+            self._active += 1
+            return True
 
     def _lead(self, own: _Slot) -> None:
         try:
