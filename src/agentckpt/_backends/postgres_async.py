@@ -811,7 +811,7 @@ class AsyncPostgresBackend:
                     self._commit_step_plain if plain else self._commit_step,
                     lone.positional(),
                 )
-                landed = {(row[0], writes[0].step): (row[1], row[2]) for row in step_rows}
+                landed = {(row[0], lone.step): (row[1], row[2]) for row in step_rows}
             else:
                 rows = await self._scoped(conn, q["commit_steps"], batch_params(writes))
                 steps = {w.run_id: w.step for w in writes}
@@ -853,33 +853,29 @@ class AsyncPostgresBackend:
             return await self._commit_parts(conn, parts)
         singles = [run[0] for run in by_run.values() if len(run) == 1]
         q = self._queries
-        sent: list[tuple[list[StepWrite], Any]] = []
+        cursors: list[Any] = []
 
         async def send() -> None:
             if not await self._carries_tenant(conn):
                 await conn.execute(SET_TENANT, {"tenant": self.tenant})
             for chain in chains:
-                cur = conn.cursor()
-                await cur.execute(q[chain_query(chain)], chain_params(chain))
-                sent.append((chain, cur))
+                cursors.append(conn.cursor())
+                await cursors[-1].execute(q[chain_query(chain)], chain_params(chain))
             if singles:
-                cur = conn.cursor()
-                await cur.execute(q["commit_steps"], batch_params(singles))
-                sent.append((singles, cur))
+                cursors.append(conn.cursor())
+                await cursors[-1].execute(q["commit_steps"], batch_params(singles))
 
         await self._in_transaction(conn, send)
         landed: dict[tuple[UUID, int], tuple[datetime, datetime]] = {}
-        for part, cur in sent:
-            rows = await cur.fetchall()
-            if len(part) > 1 and part[0].run_id == part[-1].run_id:
-                landed.update(chain_landed(part, rows))
-            else:
-                steps = {w.run_id: w.step for w in part}
-                for row in rows:
-                    landed[(row["run_id"], steps[row["run_id"]])] = (
-                        row["created_at"],
-                        row["updated_at"],
-                    )
+        for chain, cur in zip(chains, cursors, strict=False):
+            landed.update(chain_landed(chain, await cur.fetchall()))
+        if singles:
+            steps = {w.run_id: w.step for w in singles}
+            for row in await cursors[-1].fetchall():
+                landed[(row["run_id"], steps[row["run_id"]])] = (
+                    row["created_at"],
+                    row["updated_at"],
+                )
         return landed
 
     async def _commit_chain(

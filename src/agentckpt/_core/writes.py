@@ -217,6 +217,8 @@ def layers(writes: Sequence[StepWrite]) -> list[list[StepWrite]]:
     write of each run, then the second, ... (a run's writes in a batch are its next
     steps, in order, each guarded by the one before). A batch of different runs is one
     part; the parts are written in order, in one transaction."""
+    if len(writes) == 1:
+        return [list(writes)]  # the lone commit, every commit of a lone writer
     counts: dict[UUID, int] = {}
     parts: list[list[StepWrite]] = []
     for write in writes:

@@ -471,38 +471,23 @@ class AgentRun:
             self._flights.discard(flight)
 
     def _fly(self, prepared: PreparedStep) -> _compat.Flight[StepInfo]:
-        """Send a prepared step's commit (its parent durable) and return it in flight,
-        handed to the store's sender already."""
-        flight = self._fly_built(prepared)
-        if flight is not None:
-            return flight
-        # The general way (an offload, a redaction, a head the store no longer caches):
-        # the commit reads the state while in flight, so the next step is computed once
-        # it has landed.
-        prepared.plan = None
-        flight = _compat.Flight(self._send(prepared))
+        """Send a prepared step's commit (every commit before it settled) and return it
+        in flight, handed to the store's sender already: from the store's plan when it
+        builds the write on it now, else the general way (an offload, a redaction, a
+        head the store no longer caches), whose commit reads the state while in flight,
+        so the next step is computed once it has landed."""
+        write = None
+        if prepared.plan is not None and prepared.head is not None:
+            write = self.store._build_next(
+                prepared.head, prepared.plan, self.run_id, prepared.state, epoch=prepared.epoch
+            )
+        if write is not None:
+            flight = _compat.Flight(self._sent(prepared, write))
+        else:
+            prepared.plan = None
+            flight = _compat.Flight(self._send(prepared))
         self._flights.add(flight)
         flight.started()
-        return flight
-
-    def _fly_built(
-        self, prepared: PreparedStep, *, start: bool = True
-    ) -> _compat.Flight[StepInfo] | None:
-        """Send a prepared step's commit if the store builds it from its plan now (its
-        parent durable, or in flight and planned); None if it cannot. ``start``: give
-        it a turn of the loop now (behind a parent in flight the caller gives it one
-        once the parent is written: until then it could only queue)."""
-        if prepared.plan is None or prepared.head is None:
-            return None
-        write = self.store._build_next(
-            prepared.head, prepared.plan, self.run_id, prepared.state, epoch=prepared.epoch
-        )
-        if write is None:
-            return None
-        flight = _compat.Flight(self._sent(prepared, write))
-        self._flights.add(flight)
-        if start:
-            flight.started()
         return flight
 
     def _reread(self, tally: Tally) -> None:
