@@ -83,6 +83,25 @@ def test_curves_and_plots(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert "agentckpt Store.commit (hint-free)" in printed
 
 
+def test_the_hint_free_curve_is_measured_once_beside_the_overlapped_subject(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # AgentckptOverlap is an Agentckpt: it must not measure the plain store's hint-free
+    # Store.commit curve again (a second row, and the target read from either).
+    backend = _run(tmp_path, "--curves", "--overlap")
+    assert set(backend["curves"]["commit_cost"]) == {
+        "agentckpt",
+        "agentckpt-commit",
+        "agentckpt_overlap",
+        "seed000",
+        "batched",
+    }
+    printed = capsys.readouterr().out
+    cost = printed.split("#### Client CPU / wall ms per commit against turn number")[1]
+    cost = cost.split("####")[0]
+    assert cost.count("| agentckpt Store.commit (hint-free) |") == 1
+
+
 def test_batched_floor_groups_concurrent_writes(tmp_path: Path) -> None:
     backend = _run(tmp_path, "--agents", "8")
     saturated = backend["conversation"]["saturated"]
