@@ -166,6 +166,8 @@ async def _backend(
         pace = config.pace_scale if mode == "paced" else None
         conversation_rounds: dict[str, list[tuple[Any, Storage]]] = {}
         for turn, kind in _rounds(config, active):
+            if not getattr(kind, "has_conversations", True):
+                continue  # a subject of the long run only
 
             async def conversations(
                 place: Place,

@@ -83,19 +83,18 @@ def test_curves_and_plots(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert "agentckpt Store.commit (hint-free)" in printed
 
 
-def test_the_hint_free_curve_is_measured_once_beside_the_overlapped_subject(
+def test_the_overlapped_subject_adds_its_long_run_curve_and_no_conversation_curve(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # AgentckptOverlap is an Agentckpt: it must not measure the plain store's hint-free
-    # Store.commit curve again (a second row, and the target read from either).
+    # Store.commit curve again (a second row, and the target read from either), nor the
+    # conversation curves, which are the default subject's code path.
     backend = _run(tmp_path, "--curves", "--overlap")
-    assert set(backend["curves"]["commit_cost"]) == {
-        "agentckpt",
-        "agentckpt-commit",
-        "agentckpt_overlap",
-        "seed000",
-        "batched",
-    }
+    curves = backend["curves"]
+    assert set(curves["commit_cost"]) == {"agentckpt", "agentckpt-commit", "seed000", "batched"}
+    # The overlapped loop is a long-run subject: its curve is the bytes by step.
+    assert "agentckpt_overlap" in curves["bytes_by_step"]
+    assert "agentckpt_overlap" not in curves["throughput"]
     printed = capsys.readouterr().out
     cost = printed.split("#### Client CPU / wall ms per commit against turn number")[1]
     cost = cost.split("####")[0]

@@ -266,7 +266,8 @@ async def measure_curves(
     curves = Curves(turns=config.turns, steps=config.steps)
     spec = generate_chats(config.seed, 1, config.turns)[0]
     apis: list[tuple[SubjectKind, str, str]] = []
-    for kind in kinds:
+    talkers = [kind for kind in kinds if getattr(kind, "has_conversations", True)]
+    for kind in talkers:
         apis.append((kind, kind.name, labels[kind.name]))
         # The plain store's figure, once: the overlapped and encrypted subjects are
         # Agentckpt too, and would measure it again under the same name.
@@ -302,7 +303,7 @@ async def measure_curves(
             log,
         )
         log(f"{site.dialect}: {where}: {config.steps} steps")
-    for kind in kinds:
+    for kind in talkers:
         where = f"curve: {kind.name} throughput"
         await _guard(
             curves, where, _throughput(site, kind, labels[kind.name], config, curves, keep), log

@@ -267,10 +267,12 @@ class Agentckpt:
 
 
 class AgentckptOverlap(Agentckpt):
-    """The subject under test, its long run with ``overlap=True`` (``--overlap``); its
-    conversations are the default subject's (overlap is the run loop's)."""
+    """The subject under test, its long run with ``overlap=True`` (``--overlap``). It runs
+    no conversation workload: overlap is the run loop's, so its conversations would be
+    the default subject's code path measured again, a column of the same figures."""
 
     name = "agentckpt_overlap"
+    has_conversations = False
 
     def __init__(self, *, ahead: int | None = None) -> None:
         self.ahead = ahead

@@ -86,7 +86,11 @@ class LongRunSubject(Protocol):
 
 
 class SubjectKind(Protocol):
-    """A subject family: its name, label, availability and its two workloads."""
+    """A subject family: its name, label, availability and its two workloads.
+
+    A family that runs only one of them says so with a class attribute the runner reads
+    with a default of True: ``has_long_run = False`` (the compiled graphs) or
+    ``has_conversations = False`` (the overlapped run loop)."""
 
     name: str
 
