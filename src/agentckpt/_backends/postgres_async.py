@@ -214,7 +214,8 @@ class _Backoff(AttemptWithBackoff):
 class AsyncReconnectingPool(AsyncConnectionPool[Conn]):
     """A pool that replaces a lost connection after ``reconnect_delays`` (first, most)
     seconds, doubling, instead of psycopg_pool's fixed 1 s, 2 s, 4 s, ... which can
-    leave an agent waiting many seconds after a new primary is up."""
+    leave an agent waiting many seconds after a new primary is up; and that hands out
+    the idle connection returned last (see :meth:`_get_ready_connection`)."""
 
     def __init__(self, *args: Any, reconnect_delays: tuple[float, float], **kwargs: Any):
         self._reconnect_delays = reconnect_delays
@@ -227,6 +228,18 @@ class AsyncReconnectingPool(AsyncConnectionPool[Conn]):
             initial, maximum = self._reconnect_delays
             attempt = _Backoff(timeout=self.reconnect_timeout, initial=initial, maximum=maximum)
         await super()._add_connection(attempt, growing=growing)
+
+    async def _get_ready_connection(self, wait: float | None) -> Conn | None:
+        # Last in, first out: psycopg_pool hands out the connection idle longest, so a
+        # lone agent's steps cycled through every pooled connection and woke a cold
+        # server backend for each commit (with pool_min=10, a 30-key step took 0.9 ms
+        # instead of 0.65, and 0.1 ms more client CPU). The one returned last goes
+        # first; the others keep their order, the one idle longest first to be closed
+        # when the pool shrinks.
+        idle = self._pool
+        if len(idle) > 1:
+            idle.rotate(1)
+        return await super()._get_ready_connection(wait)  # psycopg_pool passes its timeout
 
 
 async def _first_connect(conninfo: str, bound: float) -> None:
