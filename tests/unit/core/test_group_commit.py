@@ -293,7 +293,10 @@ def test_threads_all_get_their_own_outcome_and_batches_form(concurrency: int, de
     assert all(v == "error" for k, v in results.items() if k // 100 == 7)
     assert all(v is True for k, v in results.items() if k // 100 != 7)
     assert gate.most_in_flight <= concurrency
-    assert max(len(b) for b in gate.batches) > 1
+    if delay:
+        # With sends that take no time, three senders can keep up with sixteen threads on
+        # a busy machine (CI saw it once): batches then need not form.
+        assert max(len(b) for b in gate.batches) > 1
     for batch in gate.batches:
         assert len({w.run_id for w in batch}) == len(batch)
 
