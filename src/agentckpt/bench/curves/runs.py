@@ -60,7 +60,7 @@ class CurveConfig:
     # Turns per agent in the throughput curve: this many writes in all, at least 3 turns.
     throughput_turns: int = 200
     memory_runs: int = 10_000
-    resumes: int = 50
+    resumes: int = 300
     seed: int = 0
 
 
