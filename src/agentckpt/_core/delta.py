@@ -19,7 +19,7 @@ from typing import Any
 from agentckpt._core.codec import encode_trusted, same
 from agentckpt.errors import InvalidPatchError
 
-__all__ = ["Patch", "append_ops", "apply", "diff", "diff_into", "escape_key"]
+__all__ = ["Patch", "append_ops", "apply", "clone", "diff", "diff_into", "escape_key"]
 
 Patch = list[dict[str, Any]]
 """A JSON Patch: a list of ``{"op": ..., "path": ..., "value": ...}`` dicts."""
@@ -297,7 +297,7 @@ def _apply_op(
     if name != "remove":
         if "value" not in op:
             raise InvalidPatchError(f"{_where(at)}: the op has no 'value'")
-        value = op["value"] if consume else _clone(op["value"])
+        value = op["value"] if consume else clone(op["value"])
         if type(value) is dict or type(value) is list:
             owned[id(value)] = value
     if not path:
@@ -428,7 +428,7 @@ def _owned(container: Any, owned: dict[int, Any]) -> Any:
     return copy
 
 
-def _clone(value: Any) -> Any:
+def clone(value: Any) -> Any:
     """Copy the containers of a JSON value (scalars are immutable and shared).
 
     Iterative, so values as deep as the codec allows never hit the recursion limit.

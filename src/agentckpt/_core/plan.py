@@ -28,7 +28,15 @@ from agentckpt._core.codec import (
     validate,
 )
 from agentckpt._core.compression import unpack
-from agentckpt._core.delta import Patch, append_ops, apply, diff, diff_into, escape_key
+from agentckpt._core.delta import (
+    Patch,
+    append_ops,
+    apply,
+    clone,
+    diff,
+    diff_into,
+    escape_key,
+)
 from agentckpt._core.policy import SnapshotPolicy
 from agentckpt._core.writes import Payload
 from agentckpt.errors import CorruptDataError, InvalidValueError
@@ -293,7 +301,11 @@ def _member_delta(
                 diff_into(before, after, pointer, patch)
             else:
                 replaced_ops.append(op)
-                replaced.append((keys[index], after if _is_scalar(after) else orjson.loads(new)))
+                # The head's own containers around the caller's scalars (checked exact
+                # by _replace_op), not a decode of ``new``: the next commit's == of this
+                # member, while the caller keeps it, then meets the same strings and
+                # numbers, and is told equal by identity, not by comparing their bytes.
+                replaced.append((keys[index], after if _is_scalar(after) else clone(after)))
             changes[index] = (new, None)
     except (TypeError, ValueError, RecursionError):
         return None

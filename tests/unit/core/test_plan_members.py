@@ -332,6 +332,29 @@ def test_a_replaced_member_deeper_than_the_limit_is_refused() -> None:
     assert "Limits.max_depth" in error.value.reason
 
 
+def test_a_member_replaced_whole_is_the_stores_copy_around_the_callers_scalars() -> None:
+    """The head holds its own containers for a member replaced whole (the caller may go
+    on mutating its object), around the caller's very strings and numbers, so that the
+    next commit's == of the member, while the caller keeps it, meets identical scalars."""
+    old = {"n": 1, "plan": {"steps": ["a", "b"], "cost": 1.5}, "pad": "x" * 2000}
+    first = commit(EMPTY_HEAD, old)
+    text = "".join(["step ", "c"])  # a str object of its own, not an interned constant
+    value = {"steps": [text, "d"], "cost": 2.25, "meta": {"k": -0.0}}
+    new = {**old, "plan": value}
+    plan = commit(first.head, new)
+    check(plan, old, new)
+    assert document(plan) == [{"op": "replace", "path": "/plan", "value": value}]
+    held = plan.head.state["plan"]
+    assert held is not value
+    assert held["steps"] is not value["steps"]
+    assert held["meta"] is not value["meta"]
+    assert held["steps"][0] is text
+    assert held["cost"] is value["cost"]
+    value["steps"].append("e")  # the caller goes on mutating its object
+    value["meta"]["k"] = 1
+    assert same(held, {"steps": ["step c", "d"], "cost": 2.25, "meta": {"k": -0.0}})
+
+
 def test_a_small_member_replaced_whole_is_one_replace_op() -> None:
     """A small container replaced is one op written from its encoding, not a diff; a
     large one is still diffed (its delta stays small)."""
